@@ -1,0 +1,44 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServerAdapter } from '@whatwg-node/server';
+import { createApp, type App } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createDemoService } from './demo/service.ts';
+import { API_PREFIX } from './pim/endpoints.ts';
+import { createLogger } from './logger.ts';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+}
+
+const logger = createLogger(config.logLevel);
+const demo = config.pimBaseUrl ? undefined : createServerAdapter(createDemoService());
+let app: App | undefined;
+
+const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  if (demo && req.url?.startsWith(`${API_PREFIX}/`)) return void demo(req, res);
+  if (app) return void app.yoga(req, res);
+  res.writeHead(503).end();
+});
+
+server.listen(config.port, config.host, () => {
+  const { port } = server.address() as AddressInfo;
+  // The demo lives on this same server; the façade reaches it over loopback like any upstream.
+  const pimBaseUrl = config.pimBaseUrl ?? `http://127.0.0.1:${port}`;
+  app = createApp({ ...config, pimBaseUrl }, logger);
+  if (demo) logger.info(`No PIM_BASE_URL set: serving the bundled demo catalog at ${pimBaseUrl}${API_PREFIX}`);
+  logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    logger.info(`${signal} received, shutting down`);
+    server.close(() => void app?.close().finally(() => process.exit(0)));
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,99 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { pimError, pimErrorFromStatus, PimError } from './errors.ts';
+import type { PimRequest } from './endpoints.ts';
+
+export interface PimClientOptions {
+  /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
+  baseUrl: string;
+  /** @default 2000 */
+  connectTimeoutMs?: number;
+  /** Deadline of one upstream call, headers and body included. @default 10000 */
+  requestTimeoutMs?: number;
+  /** Upstream connections, and so calls in flight at once; the rest wait in undici's queue. @default 16 */
+  maxConcurrency?: number;
+}
+
+/** Speaks HTTP to the REST service; knows nothing about GraphQL. */
+export interface PimClient {
+  /** Sends one GET and resolves with the parsed JSON body of a 2xx answer, else rejects with a PimError. */
+  get(request: PimRequest, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Creates the upstream client around one pooled undici Agent. */
+export function createPimClient({
+  baseUrl,
+  connectTimeoutMs = 2_000,
+  requestTimeoutMs = 10_000,
+  maxConcurrency = 16,
+}: PimClientOptions): PimClient {
+  const base = new URL(baseUrl);
+  const prefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
+  const agent = new Agent({
+    connect: { timeout: connectTimeoutMs },
+    connections: maxConcurrency,
+    headersTimeout: requestTimeoutMs,
+    bodyTimeout: requestTimeoutMs,
+  });
+
+  return {
+    async get(pimRequest, headers, signal) {
+      const deadline = AbortSignal.timeout(requestTimeoutMs);
+      const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+      try {
+        const response = await request(`${prefix}${pimRequest.path}`, {
+          dispatcher: agent,
+          method: 'GET',
+          headers: { ...headers, accept: 'application/json' },
+          signal: combined,
+        });
+        return await readBody(response);
+      } catch (error) {
+        if (error instanceof PimError) throw error;
+        // The caller went away: let its own abort reason through rather than blame the PIM.
+        if (signal?.aborted) throw signal.reason;
+        throw classifyFailure(error, deadline.aborted);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+async function readBody(response: Dispatcher.ResponseData): Promise<unknown> {
+  const { statusCode } = response;
+  const text = await response.body.text();
+  const body = parseJson(text);
+  if (statusCode < 200 || statusCode > 299) throw pimErrorFromStatus(statusCode, body);
+  if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
+  return body;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const unavailableCodes = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+function classifyFailure(error: unknown, deadlinePassed: boolean): PimError {
+  if (deadlinePassed) return pimError('UPSTREAM_TIMEOUT', error);
+  const code = (error as { code?: string }).code ?? '';
+  if (timeoutCodes.has(code)) return pimError('UPSTREAM_TIMEOUT', error);
+  if (unavailableCodes.has(code)) return pimError('UPSTREAM_UNAVAILABLE', error);
+  return pimError('UPSTREAM_ERROR', error);
+}

@@ -1,0 +1,108 @@
+import { InvalidArgumentError } from './errors.ts';
+
+/** The version prefix every REST path of the interface starts with. */
+export const API_PREFIX = '/pxm/pimapi/v1';
+
+/**
+ * The three REST operations: path template (`:name` is a path parameter) and query parameters
+ * in the order they are sent. Everything about URLs is derived from this table.
+ */
+export const operations = {
+  searchProducts: {
+    path: 'catalogs/:catalogId/products/search',
+    query: [
+      'classificationId',
+      'classificationGroupClassificationId',
+      'classificationGroupId',
+      'languageId',
+      'sorting',
+      'page',
+      'pageSize',
+    ],
+  },
+  getClassificationGroup: {
+    path: 'classifications/:classificationId/groups/:classificationGroupId',
+    query: ['levels', 'languageId'],
+  },
+  listClassificationGroups: {
+    path: 'classifications/:classificationId/groups',
+    query: ['languageId', 'page', 'pageSize'],
+  },
+} as const;
+
+export type OperationName = keyof typeof operations;
+export type PimArgs = Readonly<Record<string, string | number | null | undefined>>;
+
+/** One upstream GET; `path` (with its query) is also the identity used for deduplication. */
+export interface PimRequest {
+  operation: OperationName;
+  /** The path template, for metrics and traces that must not carry ids. */
+  template: string;
+  path: string;
+}
+
+/** Limits that input checks enforce; they come from the configuration. */
+export interface InputLimits {
+  maxPageSize: number;
+  maxIdLength: number;
+}
+
+/**
+ * Validates `args` for one operation and builds its request. Throws InvalidArgumentError
+ * before anything is sent. Each id is percent-encoded inside its own path segment, so it can
+ * never add a segment or a query; query values are encoded so `+` travels as `%2B`.
+ */
+export function buildRequest(operation: OperationName, args: PimArgs, limits: InputLimits): PimRequest {
+  const { path, query } = operations[operation];
+  const segments = path.split('/').map((segment) => {
+    if (!segment.startsWith(':')) return segment;
+    const name = segment.slice(1);
+    return encodeURIComponent(checkArgument(name, args[name], limits));
+  });
+  const pairs = query.flatMap((name) => {
+    const value = args[name];
+    if (value === undefined || value === null) return [];
+    return [`${name}=${encodeURIComponent(checkArgument(name, value, limits))}`];
+  });
+  const search = pairs.length > 0 ? `?${pairs.join('&')}` : '';
+  return { operation, template: `${API_PREFIX}/${path}`, path: `${API_PREFIX}/${segments.join('/')}${search}` };
+}
+
+const languagePattern = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
+const sortKey = '[+-]?[A-Za-z_][A-Za-z0-9_.]*';
+const sortingPattern = new RegExp(`^${sortKey}(?:,${sortKey})*$`);
+// C0 and C1 controls, DEL included: they have no business in an id and break logs and proxies.
+const controlPattern = /[\u0000-\u001f\u007f-\u009f]/;
+
+function checkArgument(name: string, value: string | number | null | undefined, limits: InputLimits): string {
+  if (value === undefined || value === null) throw new InvalidArgumentError(name, 'is required');
+  switch (name) {
+    case 'page':
+      return checkInt(name, value, 0, Number.MAX_SAFE_INTEGER, 'must be 0 or greater (pages count from 0)');
+    case 'pageSize':
+      return checkInt(name, value, 1, limits.maxPageSize, `must be between 1 and ${limits.maxPageSize}`);
+    case 'levels':
+      return checkInt(name, value, 0, Number.MAX_SAFE_INTEGER, 'must be 0 (all) or greater');
+    case 'languageId':
+      if (!languagePattern.test(String(value))) throw new InvalidArgumentError(name, 'must look like "de", "en" or "de-DE"');
+      return String(value);
+    case 'sorting':
+      if (!sortingPattern.test(String(value))) throw new InvalidArgumentError(name, 'must be a property with an optional + or - prefix, e.g. "+productId"');
+      return String(value);
+    default:
+      return checkId(name, String(value), limits.maxIdLength);
+  }
+}
+
+function checkInt(name: string, value: string | number, min: number, max: number, rule: string): string {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(name, `${rule}, got ${value}`);
+  return String(n);
+}
+
+function checkId(name: string, id: string, maxLength: number): string {
+  if (id === '' || id === '.' || id === '..') throw new InvalidArgumentError(name, 'must not be empty, "." or ".."');
+  if (id.length > maxLength) throw new InvalidArgumentError(name, `must be at most ${maxLength} characters, got ${id.length}`);
+  if (controlPattern.test(id)) throw new InvalidArgumentError(name, 'must not contain control characters');
+  return id;
+}

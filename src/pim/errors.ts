@@ -1,0 +1,80 @@
+/**
+ * Why a PIM call failed, as a stable code. These strings are the public error contract:
+ * src/errors.ts copies them into `extensions.code` unchanged.
+ */
+export type PimErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'NOT_FOUND'
+  | 'UPSTREAM_BAD_REQUEST'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'UPSTREAM_RATE_LIMITED'
+  | 'UPSTREAM_ERROR'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_UNAVAILABLE';
+
+/** Base class of every failure this folder reports; `message` is safe to show to clients. */
+export class PimError extends Error {
+  override name = 'PimError';
+  constructor(
+    readonly code: PimErrorCode,
+    message: string,
+    /** The upstream HTTP status, when the failure came from a response. */
+    readonly status?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** An argument the REST interface cannot accept; raised before any request is sent. */
+export class InvalidArgumentError extends PimError {
+  override name = 'InvalidArgumentError';
+  constructor(
+    readonly argument: string,
+    message: string,
+  ) {
+    super('BAD_USER_INPUT', `Invalid argument "${argument}": ${message}`);
+  }
+}
+
+const codeByStatus: Record<number, PimErrorCode> = {
+  400: 'UPSTREAM_BAD_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  422: 'UPSTREAM_BAD_REQUEST',
+  429: 'UPSTREAM_RATE_LIMITED',
+};
+
+const messageByCode: Record<PimErrorCode, string> = {
+  BAD_USER_INPUT: 'Invalid argument',
+  NOT_FOUND: 'Not found',
+  UPSTREAM_BAD_REQUEST: 'The catalog service rejected the request',
+  UNAUTHENTICATED: 'The catalog service requires valid credentials',
+  FORBIDDEN: 'The credentials may not read this resource',
+  UPSTREAM_RATE_LIMITED: 'The catalog service is rate limiting requests',
+  UPSTREAM_ERROR: 'The catalog service failed',
+  UPSTREAM_TIMEOUT: 'The catalog service did not answer in time',
+  UPSTREAM_UNAVAILABLE: 'The catalog service is unreachable',
+};
+
+/**
+ * Turns a non-2xx upstream answer into a PimError. Only a 404's own `error` text is kept,
+ * because that is the service telling the user what is missing; other bodies may hold internals.
+ */
+export function pimErrorFromStatus(status: number, body: unknown): PimError {
+  const code = codeByStatus[status] ?? 'UPSTREAM_ERROR';
+  const ownText = code === 'NOT_FOUND' ? serviceErrorText(body) : undefined;
+  return new PimError(code, ownText ?? `${messageByCode[code]} (HTTP ${status})`, status);
+}
+
+/** A PimError for a failure without a usable response (timeouts, network, bad bodies). */
+export function pimError(code: PimErrorCode, cause?: unknown, status?: number): PimError {
+  return new PimError(code, messageByCode[code], status, { cause });
+}
+
+function serviceErrorText(body: unknown): string | undefined {
+  const text = (body as { error?: unknown } | null)?.error;
+  return typeof text === 'string' && text.length > 0 && text.length <= 200 ? text : undefined;
+}
