@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startUpstream, type Upstream } from './helpers/upstream.ts';
+import { createTestApp, type TestApp } from './helpers/app.ts';
+
+let upstream: Upstream;
+let app: TestApp;
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  app = createTestApp(upstream.url, { MAX_PAGE_SIZE: '50', MAX_ID_LENGTH: '16' });
+});
+beforeEach(() => upstream.reset());
+afterAll(async () => {
+  await app.close();
+  await upstream.close();
+});
+
+const search = (args: string) => `catalogProducts(catalogId: "c1", ${args})`;
+const group = (args: string) => `classificationGroup(classificationId: "E", classificationGroupId: "g", ${args})`;
+const groups = (args: string) => `classificationGroups(classificationId: "E", ${args})`;
+
+// Each row: a field call, the argument named in the error.
+const rejected: Array<[string, string]> = [
+  [search('page: -1'), 'page'],
+  [groups('page: -1'), 'page'],
+  [search('pageSize: 0'), 'pageSize'],
+  [groups('pageSize: -5'), 'pageSize'],
+  [search('pageSize: 51'), 'pageSize'],
+  [group('levels: -1'), 'levels'],
+  [search('sorting: ""'), 'sorting'],
+  [search('sorting: "++productId"'), 'sorting'],
+  [search('sorting: "productId desc"'), 'sorting'],
+  [search('sorting: "productId;drop"'), 'sorting'],
+  [search('sorting: "+productId,"'), 'sorting'],
+  [search('languageId: ""'), 'languageId'],
+  [search('languageId: "german!"'), 'languageId'],
+  [search('languageId: "d"'), 'languageId'],
+  [search('languageId: "de/../en"'), 'languageId'],
+  ['catalogProducts(catalogId: "")', 'catalogId'],
+  ['catalogProducts(catalogId: ".")', 'catalogId'],
+  ['catalogProducts(catalogId: "..")', 'catalogId'],
+  ['catalogProducts(catalogId: "abcdefghijklmnopq")', 'catalogId'],
+  ['catalogProducts(catalogId: "a\\u0000b")', 'catalogId'],
+  ['catalogProducts(catalogId: "a\\r\\nX-Injected: 1")', 'catalogId'],
+  ['catalogProducts(catalogId: "tab\\there")', 'catalogId'],
+  [search('classificationId: ".."'), 'classificationId'],
+  [search('classificationGroupClassificationId: ""'), 'classificationGroupClassificationId'],
+  [search('classificationGroupId: "\\u007f"'), 'classificationGroupId'],
+  ['classificationGroup(classificationId: "..", classificationGroupId: "g")', 'classificationId'],
+  ['classificationGroup(classificationId: "E", classificationGroupId: ".")', 'classificationGroupId'],
+  ['classificationGroups(classificationId: "")', 'classificationId'],
+];
+
+describe('input checks', () => {
+  it.each(rejected)('%s is refused before any upstream call', async (field, argument) => {
+    const { status, body } = await app.query(`{ ok: classificationGroups(classificationId: "E") bad: ${field} }`);
+    expect(status).toBe(200);
+    expect(body.data).toEqual({ ok: expect.any(Object), bad: null });
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors?.[0]).toMatchObject({ path: ['bad'], extensions: { code: 'BAD_USER_INPUT' } });
+    expect(body.errors?.[0]?.message).toContain(`"${argument}"`);
+    // Only the valid sibling field reached the PIM.
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/pxm/pimapi/v1/classifications/E/groups']);
+  });
+
+  it.each([
+    search('languageId: "de", page: 0, pageSize: 50, sorting: "-statusId,productId"'),
+    search('languageId: "en"'),
+    search('languageId: "de-DE"'),
+    group('levels: 0'),
+    'catalogProducts(catalogId: "abcdefghijklmnop")',
+  ])('%s passes', async (field) => {
+    const { body } = await app.query(`{ ${field} }`);
+    expect(body.errors).toBeUndefined();
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it('refuses an out-of-range Int in GraphQL validation, with no upstream call', async () => {
+    const { body } = await app.query(`{ ${search('page: 2147483648')} }`);
+    expect(body.errors?.[0]?.message).toMatch(/Int cannot represent/);
+    expect(upstream.requests).toHaveLength(0);
+  });
+});
