@@ -80,7 +80,7 @@ describe('product search', () => {
     expect(root.body.meta.paging.total_items).toBe(12);
     expect(root.body.data.every((p: any) => p.classificationGroupId.startsWith('MC-05'))).toBe(true);
     const leaf = await search('MACHINERY', '?classificationGroupId=MC-050202&classificationGroupClassificationId=ECLASS-DEMO');
-    expect(ids(leaf.body)).toEqual(['A789-BC-2015', 'V456-DM-2015']);
+    expect(ids(leaf.body)).toEqual(['A789-BC-2015', 'X456-YZ-2015']);
   });
 
   it('filters by classification and answers 404 for another one or an unknown group', async () => {
