@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  it('has working defaults with an empty environment (the demo catalog)', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 4000, pimBaseUrl: undefined, requestTimeoutMs: 10_000, forwardHeaders: ['x-api-key', 'authorization'] });
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      PIM_BASE_URL: 'https://tenant.example.com/',
+      PIM_API_KEY: 'k',
+      PIM_FORWARD_HEADERS: 'X-API-KEY, X-Tenant',
+      PIM_CONNECT_TIMEOUT_MS: '500',
+      PIM_TIMEOUT_MS: '3000',
+      PIM_MAX_CONCURRENCY: '4',
+      MAX_PAGE_SIZE: '50',
+      MAX_ID_LENGTH: '64',
+      GRAPHQL_BATCHING: 'true',
+      NODE_ENV: 'production',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      pimBaseUrl: 'https://tenant.example.com',
+      pimApiKey: 'k',
+      forwardHeaders: ['x-api-key', 'x-tenant'],
+      connectTimeoutMs: 500,
+      requestTimeoutMs: 3000,
+      maxConcurrency: 4,
+      maxPageSize: 50,
+      maxIdLength: 64,
+      batching: true,
+      production: true,
+    });
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['PIM_BASE_URL', 'tenant.example.com'],
+    ['PIM_BASE_URL', 'ftp://tenant.example.com'],
+    ['PIM_TIMEOUT_MS', '0'],
+    ['MAX_PAGE_SIZE', '-1'],
+    ['GRAPHQL_BATCHING', 'yes please'],
+  ])('refuses %s=%s with one line naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid ${name}="${value}": expected .+`));
+  });
+});
