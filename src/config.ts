@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const int = (min: number, max: number) => {
+  const error = `an integer from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+const flag = z.enum(['true', 'false', '1', '0'], { error: 'true or false' }).transform((v) => v === 'true' || v === '1');
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
 
 /**
@@ -12,7 +15,9 @@ const schema = z.object({
   PORT: int(0, 65535).default(4000),
   HOST: z.string().min(1).optional(),
   NODE_ENV: z.string().default('development'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'one of fatal, error, warn, info, debug, trace, silent' })
+    .default('info'),
   PIM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'an absolute http(s) URL such as https://tenant.example.com' })
     .transform((v) => v.replace(/\/+$/, ''))
