@@ -29,7 +29,7 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
 server.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
   // The demo lives on this same server; the façade reaches it over loopback like any upstream.
-  const pimBaseUrl = config.pimBaseUrl ?? `http://127.0.0.1:${port}`;
+  const pimBaseUrl = config.pimBaseUrl ?? `http://${loopbackHost(config.host)}:${port}`;
   app = createApp({ ...config, pimBaseUrl }, logger);
   if (demo) logger.info(`No PIM_BASE_URL set: serving the bundled demo catalog at ${pimBaseUrl}${API_PREFIX}`);
   logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
@@ -41,4 +41,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     server.close(() => void app?.close().finally(() => process.exit(0)));
     server.closeIdleConnections();
   });
+}
+
+/** Where this process can reach its own server: loopback when listening on all interfaces. */
+function loopbackHost(host: string | undefined): string {
+  if (!host || host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
