@@ -13,10 +13,9 @@ const config: CodegenConfig = {
     'examples/gql/': {
       preset: 'client',
       presetConfig: { fragmentMasking: false },
-      config: { scalars: { JSON: 'unknown', ID: 'string' }, useTypeImports: true },
+      config: { scalars: { JSON: 'unknown', ID: 'string' }, useTypeImports: true, emitLegacyCommonJSImports: false },
     },
   },
-  hooks: {},
 };
 
 export default config;

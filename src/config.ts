@@ -4,8 +4,15 @@ const int = (min: number, max: number) => {
   const error = `an integer from ${min} to ${max}`;
   return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 };
-const flag = z.enum(['true', 'false', '1', '0'], { error: 'true or false' }).transform((v) => v === 'true' || v === '1');
-const list = z.string().transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+const flag = z
+  .enum(['true', 'false', '1', '0'], { error: 'true or false' })
+  .transform((v) => v === 'true' || v === '1');
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean),
+);
 
 /**
  * Every setting the server reads from the environment, with its default.
@@ -16,7 +23,9 @@ const schema = z.object({
   HOST: z.string().min(1).optional(),
   NODE_ENV: z.string().default('development'),
   LOG_LEVEL: z
-    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'one of fatal, error, warn, info, debug, trace, silent' })
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'one of fatal, error, warn, info, debug, trace, silent',
+    })
     .default('info'),
   PIM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'an absolute http(s) URL such as https://tenant.example.com' })

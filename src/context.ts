@@ -29,14 +29,23 @@ export function createContextFactory({ client, limits, forwardHeaders, apiKey }:
   return ({ request }: YogaInitialContext): PimContext => {
     let pim = apis.get(request);
     if (!pim) {
-      pim = createPimApi({ client, limits, headers: upstreamHeaders(request.headers, forwardHeaders, apiKey), signal: request.signal });
+      pim = createPimApi({
+        client,
+        limits,
+        headers: upstreamHeaders(request.headers, forwardHeaders, apiKey),
+        signal: request.signal,
+      });
       apis.set(request, pim);
     }
     return { pim };
   };
 }
 
-function upstreamHeaders(incoming: Headers, forward: readonly string[], apiKey: string | undefined): Record<string, string> {
+function upstreamHeaders(
+  incoming: Headers,
+  forward: readonly string[],
+  apiKey: string | undefined,
+): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name of forward) {
     const value = incoming.get(name);

@@ -8,10 +8,9 @@ import { PimError } from './pim/errors.ts';
  * is masked by Yoga as an internal error. `extensions.http` is never set, so an upstream 404
  * stays a field error inside an HTTP 200 response.
  */
-export const maskError: NonNullable<Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>>['maskError'] = (
-  error,
-  message,
-) => {
+export const maskError: NonNullable<
+  Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
+>['maskError'] = (error, message) => {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof PimError) return toGraphQLError(original, error);
   // Details of anything else stay in the server log; clients only see the generic message.

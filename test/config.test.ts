@@ -4,7 +4,12 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 describe('loadConfig', () => {
   it('has working defaults with an empty environment (the demo catalog)', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 4000, pimBaseUrl: undefined, requestTimeoutMs: 10_000, forwardHeaders: ['x-api-key', 'authorization'] });
+    expect(config).toMatchObject({
+      port: 4000,
+      pimBaseUrl: undefined,
+      requestTimeoutMs: 10_000,
+      forwardHeaders: ['x-api-key', 'authorization'],
+    });
   });
 
   it('reads every documented variable', () => {

@@ -61,7 +61,11 @@ describe('deduplication inside one GraphQL request', () => {
     const response = await app.yoga.fetch('http://localhost/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify([operation, operation, { query: '{ x: classificationGroups(classificationId: "E", page: 0) }' }]),
+      body: JSON.stringify([
+        operation,
+        operation,
+        { query: '{ x: classificationGroups(classificationId: "E", page: 0) }' },
+      ]),
     });
     const results = (await response.json()) as Array<{ data: unknown }>;
     expect(results).toHaveLength(3);

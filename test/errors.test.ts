@@ -27,7 +27,13 @@ const internals = 'java.lang.NullPointerException at com.pim.internal.Secret(Sec
 
 // Each row: what the upstream does, the code, the upstream status, and the message.
 const table: Array<[string, UpstreamHandler, string, number | undefined, string | RegExp]> = [
-  ['404 with the service text', reply(404, '{"status":404,"meta":{"languageId":"en"},"error":"No Products found"}'), 'NOT_FOUND', 404, 'No Products found'],
+  [
+    '404 with the service text',
+    reply(404, '{"status":404,"meta":{"languageId":"en"},"error":"No Products found"}'),
+    'NOT_FOUND',
+    404,
+    'No Products found',
+  ],
   ['404 without a body', reply(404, ''), 'NOT_FOUND', 404, /Not found/],
   ['400', reply(400, `{"status":400,"error":"${internals}"}`), 'UPSTREAM_BAD_REQUEST', 400, /rejected/],
   ['422', reply(422, '{}'), 'UPSTREAM_BAD_REQUEST', 422, /rejected/],
@@ -75,8 +81,14 @@ describe('error contract', () => {
   });
 
   it('one failed field leaves its siblings their data', async () => {
-    upstream.respond((req, res) => (req.url?.includes('/catalogs/') ? reply(404, '{"error":"No Products found"}')(req, res) : reply(200, '{"data":[]}')(req, res)));
-    const { status, body } = await app.query('{ catalogProducts(catalogId: "nope") classificationGroups(classificationId: "E") }');
+    upstream.respond((req, res) =>
+      req.url?.includes('/catalogs/')
+        ? reply(404, '{"error":"No Products found"}')(req, res)
+        : reply(200, '{"data":[]}')(req, res),
+    );
+    const { status, body } = await app.query(
+      '{ catalogProducts(catalogId: "nope") classificationGroups(classificationId: "E") }',
+    );
     expect(status).toBe(200);
     expect(body.data).toEqual({ catalogProducts: null, classificationGroups: { data: [] } });
     expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);

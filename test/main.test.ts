@@ -8,7 +8,10 @@ const main = new URL('../src/main.ts', import.meta.url).pathname;
 
 /** Starts `src/main.ts` as `npm start` does and resolves with its GraphQL URL once it logs readiness. */
 async function start(env: Record<string, string>) {
-  const child = spawn(tsx, [main], { env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(tsx, [main], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -39,12 +42,16 @@ describe('npm start with no configuration', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        query: '{ catalogProducts(catalogId: "MACHINERY", classificationGroupId: "MC-050202", languageId: "en", sorting: "+productId", pageSize: 2) }',
+        query:
+          '{ catalogProducts(catalogId: "MACHINERY", classificationGroupId: "MC-050202", languageId: "en", sorting: "+productId", pageSize: 2) }',
       }),
     });
     const body = await response.json();
     expect(body.errors).toBeUndefined();
-    expect(body.data.catalogProducts).toMatchObject({ status: 200, data: [{ productId: 'A789-BC-2015' }, expect.any(Object)] });
+    expect(body.data.catalogProducts).toMatchObject({
+      status: 200,
+      data: [{ productId: 'A789-BC-2015' }, expect.any(Object)],
+    });
   });
 
   it('serves GraphiQL to a browser', async () => {
@@ -62,7 +69,10 @@ describe('npm start with no configuration', () => {
 
 describe('a bad environment', () => {
   it('stops the process with one line naming the variable', async () => {
-    const child: ChildProcess = spawn(tsx, [main], { env: { ...process.env, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(tsx, [main], {
+      env: { ...process.env, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     const [code] = await once(child, 'exit');

@@ -21,11 +21,17 @@ describe('schema.graphql', () => {
   it('keeps the contract: three JSON fields with these arguments', () => {
     const fields = schema.getQueryType()!.getFields();
     const signature = (name: string) =>
-      `${fields[name]!.args.map((a) => `${a.name}: ${a.type}`).sort().join(', ')} -> ${fields[name]!.type}`;
+      `${fields[name]!.args.map((a) => `${a.name}: ${a.type}`)
+        .sort()
+        .join(', ')} -> ${fields[name]!.type}`;
     expect(signature('catalogProducts')).toBe(
       'catalogId: ID!, classificationGroupClassificationId: ID, classificationGroupId: ID, classificationId: ID, languageId: String, page: Int, pageSize: Int, sorting: String -> JSON',
     );
-    expect(signature('classificationGroup')).toBe('classificationGroupId: ID!, classificationId: ID!, languageId: String, levels: Int -> JSON');
-    expect(signature('classificationGroups')).toBe('classificationId: ID!, languageId: String, page: Int, pageSize: Int -> JSON');
+    expect(signature('classificationGroup')).toBe(
+      'classificationGroupId: ID!, classificationId: ID!, languageId: String, levels: Int -> JSON',
+    );
+    expect(signature('classificationGroups')).toBe(
+      'classificationId: ID!, languageId: String, page: Int, pageSize: Int -> JSON',
+    );
   });
 });

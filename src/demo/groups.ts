@@ -35,7 +35,10 @@ export function readGroup(data: DemoIndex, classificationId: string, groupId: st
   const group = classification?.byId.get(groupId);
   if (!classification || !group) return fail(404, languageId, NOT_FOUND);
   const groups = subtree(classification, group, levels);
-  return ok(languageId, groups.map((g) => groupRecord(classification, g, language)));
+  return ok(
+    languageId,
+    groups.map((g) => groupRecord(classification, g, language)),
+  );
 }
 
 /** Absolute paging links like the real listing's `paging.links`, built from the request URL. */
@@ -63,5 +66,9 @@ export function listGroups(data: DemoIndex, classificationId: string, url: URL):
   const result = paginate(ordered, page, pageSize);
   if (!result) return fail(404, languageId, NOT_FOUND);
   const paging = { ...result.paging, sorting: 'OrderNo: ASC', links: pageLinks(url, page, result.paging.total_pages) };
-  return ok(languageId, result.slice.map((g) => groupRecord(classification, g, language)), paging);
+  return ok(
+    languageId,
+    result.slice.map((g) => groupRecord(classification, g, language)),
+    paging,
+  );
 }

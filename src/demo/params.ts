@@ -23,6 +23,11 @@ export function pagingParams(query: URLSearchParams): { page: number; pageSize: 
 export function paginate<T>(items: T[], page: number, pageSize: number): { slice: T[]; paging: Paging } | undefined {
   const slice = items.slice(page * pageSize, (page + 1) * pageSize);
   if (slice.length === 0) return undefined;
-  const paging = { per_page: pageSize, page, total_pages: Math.ceil(items.length / pageSize), total_items: items.length };
+  const paging = {
+    per_page: pageSize,
+    page,
+    total_pages: Math.ceil(items.length / pageSize),
+    total_items: items.length,
+  };
   return { slice, paging };
 }

@@ -30,7 +30,10 @@ function parseSorting(raw: string | null, language: Language | null): Compare {
     const desc = k.startsWith('-');
     const name = k.replace(/^[+-]/, '');
     const cmp = table[name.toLowerCase()];
-    if (!cmp) throw new BadRequestError(`Unknown sorting property '${name}'; expected productId, statusId, _objectName or classificationGroupId`);
+    if (!cmp)
+      throw new BadRequestError(
+        `Unknown sorting property '${name}'; expected productId, statusId, _objectName or classificationGroupId`,
+      );
     return desc ? (a: ProductData, b: ProductData) => cmp(b, a) : cmp;
   });
   parts.push(table.productid!);
@@ -83,5 +86,9 @@ export function searchProducts(data: DemoIndex, catalogId: string, query: URLSea
   if (!catalog) return fail(404, languageId, NOT_FOUND);
   const result = paginate(filterProducts(data, catalog, query).sort(compare), page, pageSize);
   if (!result) return fail(404, languageId, NOT_FOUND);
-  return ok(languageId, result.slice.map((p) => productRecord(p, language)), result.paging);
+  return ok(
+    languageId,
+    result.slice.map((p) => productRecord(p, language)),
+    result.paging,
+  );
 }

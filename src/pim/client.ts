@@ -13,10 +13,15 @@ export interface PimClientOptions {
   maxConcurrency?: number;
 }
 
+/** Sends one GET and resolves with the parsed JSON body of a 2xx answer, else rejects with a PimError. */
+export type Send = (request: PimRequest, headers: Record<string, string>, signal?: AbortSignal) => Promise<unknown>;
+
+/** A policy wrapped around the next step of an upstream call (coalescing, breaker, retries, telemetry). */
+export type Layer = (next: Send) => Send;
+
 /** Speaks HTTP to the REST service; knows nothing about GraphQL. */
 export interface PimClient {
-  /** Sends one GET and resolves with the parsed JSON body of a 2xx answer, else rejects with a PimError. */
-  get(request: PimRequest, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
+  get: Send;
   close(): Promise<void>;
 }
 
@@ -36,27 +41,28 @@ export function createPimClient({
     bodyTimeout: requestTimeoutMs,
   });
 
-  return {
-    async get(pimRequest, headers, signal) {
-      const deadline = AbortSignal.timeout(requestTimeoutMs);
-      const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
-      try {
-        const response = await request(`${prefix}${pimRequest.path}`, {
-          dispatcher: agent,
-          method: 'GET',
-          headers: { ...headers, accept: 'application/json' },
-          signal: combined,
-        });
-        return await readBody(response);
-      } catch (error) {
-        if (error instanceof PimError) throw error;
-        // The caller went away: let its own abort reason through rather than blame the PIM.
-        if (signal?.aborted) throw signal.reason;
-        throw classifyFailure(error, deadline.aborted);
-      }
-    },
-    close: () => agent.close(),
+  const send: Send = async (pimRequest, headers, signal) => {
+    const deadline = AbortSignal.timeout(requestTimeoutMs);
+    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    try {
+      const response = await request(`${prefix}${pimRequest.path}`, {
+        dispatcher: agent,
+        method: 'GET',
+        headers: { ...headers, accept: 'application/json' },
+        signal: combined,
+      });
+      return await readBody(response);
+    } catch (error) {
+      if (error instanceof PimError) throw error;
+      // The caller went away: let its own abort reason through rather than blame the PIM.
+      if (signal?.aborted) throw signal.reason;
+      throw classifyFailure(error, deadline.aborted);
+    }
   };
+  // Outermost first: each layer sees the calls of the one before it.
+  const layers: Layer[] = [];
+  const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  return { get, close: () => agent.close() };
 }
 
 async function readBody(response: Dispatcher.ResponseData): Promise<unknown> {

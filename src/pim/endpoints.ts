@@ -84,10 +84,12 @@ function checkArgument(name: string, value: string | number | null | undefined, 
     case 'levels':
       return checkInt(name, value, 0, Number.MAX_SAFE_INTEGER, 'must be 0 (all) or greater');
     case 'languageId':
-      if (!languagePattern.test(String(value))) throw new InvalidArgumentError(name, 'must look like "de", "en" or "de-DE"');
+      if (!languagePattern.test(String(value)))
+        throw new InvalidArgumentError(name, 'must look like "de", "en" or "de-DE"');
       return String(value);
     case 'sorting':
-      if (!sortingPattern.test(String(value))) throw new InvalidArgumentError(name, 'must be a property with an optional + or - prefix, e.g. "+productId"');
+      if (!sortingPattern.test(String(value)))
+        throw new InvalidArgumentError(name, 'must be a property with an optional + or - prefix, e.g. "+productId"');
       return String(value);
     default:
       return checkId(name, String(value), limits.maxIdLength);
@@ -102,7 +104,8 @@ function checkInt(name: string, value: string | number, min: number, max: number
 
 function checkId(name: string, id: string, maxLength: number): string {
   if (id === '' || id === '.' || id === '..') throw new InvalidArgumentError(name, 'must not be empty, "." or ".."');
-  if (id.length > maxLength) throw new InvalidArgumentError(name, `must be at most ${maxLength} characters, got ${id.length}`);
+  if (id.length > maxLength)
+    throw new InvalidArgumentError(name, `must be at most ${maxLength} characters, got ${id.length}`);
   if (controlPattern.test(id)) throw new InvalidArgumentError(name, 'must not contain control characters');
   return id;
 }

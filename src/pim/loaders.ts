@@ -21,7 +21,8 @@ export type PimApi = Record<OperationName, (args: PimArgs) => Promise<unknown>>;
 export function createPimApi({ client, headers, limits, signal }: PimApiOptions): PimApi {
   const loader = new DataLoader<PimRequest, unknown, string>(
     // The REST service has no batch endpoint: a batch is a set of parallel GETs, one per key.
-    (requests) => Promise.all(requests.map((r) => client.get(r, headers, signal).catch((error: unknown) => toError(error)))),
+    (requests) =>
+      Promise.all(requests.map((r) => client.get(r, headers, signal).catch((error: unknown) => toError(error)))),
     { cacheKeyFn: (r) => r.path },
   );
   const call = (operation: OperationName) => (args: PimArgs) => loader.load(buildRequest(operation, args, limits));

@@ -10,4 +10,4 @@ export const describe = {
 } as const;
 
 /** The opaque result every field returns: the REST service\'s JSON body, envelope included. */
-export const resultDescription = 'The service\'s JSON body unchanged: `{ status, meta, data }`.';
+export const resultDescription = "The service's JSON body unchanged: `{ status, meta, data }`.";

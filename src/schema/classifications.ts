@@ -9,7 +9,8 @@ builder.queryField('classificationGroup', (t) =>
       classificationId: t.arg.id({ required: true, description: describe.classificationId }),
       classificationGroupId: t.arg.id({ required: true, description: 'Classification group identifier.' }),
       levels: t.arg.int({
-        description: 'Depth of subgroups returned. Absent (null): only the group itself; 0: all subgroups; n >= 1: n sublevels.',
+        description:
+          'Depth of subgroups returned. Absent (null): only the group itself; 0: all subgroups; n >= 1: n sublevels.',
       }),
       languageId: t.arg.string({ description: describe.languageId }),
     },

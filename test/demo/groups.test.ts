@@ -38,8 +38,14 @@ describe('reading a classification group', () => {
     expect(ids((await group('MC-050000', '?levels=1')).body)).toEqual(['MC-050000', 'MC-050100', 'MC-050200']);
     const whole = [
       'MC-050000',
-      'MC-050100', 'MC-050101', 'MC-050102', 'MC-050103',
-      'MC-050200', 'MC-050201', 'MC-050202', 'MC-050203',
+      'MC-050100',
+      'MC-050101',
+      'MC-050102',
+      'MC-050103',
+      'MC-050200',
+      'MC-050201',
+      'MC-050202',
+      'MC-050203',
     ];
     expect(ids((await group('MC-050000', '?levels=2')).body)).toEqual(whole);
     const all = (await group('MC-050000', '?levels=0')).body;
@@ -61,7 +67,10 @@ describe('reading a classification group', () => {
 
   it('answers 404 for an unknown group or classification, 400 for bad levels', async () => {
     const missing = await group('MC-999999', '?languageId=de');
-    expect(missing).toMatchObject({ status: 404, body: { status: 404, meta: { languageId: 'de' }, error: 'No Classification found' } });
+    expect(missing).toMatchObject({
+      status: 404,
+      body: { status: 404, meta: { languageId: 'de' }, error: 'No Classification found' },
+    });
     expect((await demo.get('/classifications/NOPE/groups/MC-050000')).status).toBe(404);
     expect((await group('MC-050000', '?levels=-1')).status).toBe(400);
     expect((await group('MC-050000', '?levels=one')).status).toBe(400);
@@ -71,7 +80,13 @@ describe('reading a classification group', () => {
 describe('listing the groups of a classification', () => {
   it('pages in orderNo order with sorting and links', async () => {
     const { body } = await demo.get('/classifications/ECLASS-DEMO/groups?pageSize=5&page=1');
-    expect(body.meta.paging).toMatchObject({ per_page: 5, page: 1, total_pages: 9, total_items: 42, sorting: 'OrderNo: ASC' });
+    expect(body.meta.paging).toMatchObject({
+      per_page: 5,
+      page: 1,
+      total_pages: 9,
+      total_items: 42,
+      sorting: 'OrderNo: ASC',
+    });
     expect(body.meta.paging.links.next).toMatch(/\/classifications\/ECLASS-DEMO\/groups\?pageSize=5&page=2$/);
     expect(body.data.map((g: any) => g.orderNo)).toEqual([60, 70, 80, 90, 100]);
   });

@@ -51,7 +51,10 @@ describe('product search', () => {
     const last = await search('LIFESTYLE', '?pageSize=50&page=2');
     expect(last.body.data).toHaveLength(15);
     const past = await search('LIFESTYLE', '?pageSize=50&page=3');
-    expect(past).toMatchObject({ status: 404, body: { status: 404, meta: { languageId: null }, error: 'No Products found' } });
+    expect(past).toMatchObject({
+      status: 404,
+      body: { status: 404, meta: { languageId: null }, error: 'No Products found' },
+    });
   });
 
   it('sorts by +productId, productId, -productId and statusId', async () => {
@@ -79,7 +82,10 @@ describe('product search', () => {
     const root = await search('MACHINERY', '?pageSize=100&classificationGroupId=MC-050000');
     expect(root.body.meta.paging.total_items).toBe(12);
     expect(root.body.data.every((p: any) => p.classificationGroupId.startsWith('MC-05'))).toBe(true);
-    const leaf = await search('MACHINERY', '?classificationGroupId=MC-050202&classificationGroupClassificationId=ECLASS-DEMO');
+    const leaf = await search(
+      'MACHINERY',
+      '?classificationGroupId=MC-050202&classificationGroupClassificationId=ECLASS-DEMO',
+    );
     expect(ids(leaf.body)).toEqual(['A789-BC-2015', 'X456-YZ-2015']);
   });
 

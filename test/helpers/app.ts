@@ -1,8 +1,7 @@
-import type { ExecutionResult } from 'graphql';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 
-export interface GraphQLResponse extends ExecutionResult {
+export interface GraphQLResponse {
   errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, any> }>;
   data?: Record<string, any> | null;
 }

@@ -25,20 +25,50 @@ const cases: Array<[string, string]> = [
     `${P}/catalogs/c1/products/search?classificationId=ECLASS&classificationGroupClassificationId=ECLASS&classificationGroupId=27-01&languageId=de&sorting=%2BproductId&page=0&pageSize=25`,
   ],
   ['catalogProducts(catalogId: "c1", sorting: "-statusId")', `${P}/catalogs/c1/products/search?sorting=-statusId`],
-  ['catalogProducts(catalogId: "c1", sorting: "statusId,+productId")', `${P}/catalogs/c1/products/search?sorting=statusId%2C%2BproductId`],
+  [
+    'catalogProducts(catalogId: "c1", sorting: "statusId,+productId")',
+    `${P}/catalogs/c1/products/search?sorting=statusId%2C%2BproductId`,
+  ],
   ['catalogProducts(catalogId: "c1", page: 3, languageId: null)', `${P}/catalogs/c1/products/search?page=3`],
   ['catalogProducts(catalogId: "c1", languageId: "de-DE")', `${P}/catalogs/c1/products/search?languageId=de-DE`],
-  ['classificationGroup(classificationId: "ECLASS", classificationGroupId: "27")', `${P}/classifications/ECLASS/groups/27`],
-  ['classificationGroup(classificationId: "ECLASS", classificationGroupId: "27", levels: 0)', `${P}/classifications/ECLASS/groups/27?levels=0`],
-  ['classificationGroup(classificationId: "ECLASS", classificationGroupId: "27", levels: 2, languageId: "en")', `${P}/classifications/ECLASS/groups/27?levels=2&languageId=en`],
-  ['classificationGroup(classificationId: "ECLASS", classificationGroupId: "27", levels: null)', `${P}/classifications/ECLASS/groups/27`],
+  [
+    'classificationGroup(classificationId: "ECLASS", classificationGroupId: "27")',
+    `${P}/classifications/ECLASS/groups/27`,
+  ],
+  [
+    'classificationGroup(classificationId: "ECLASS", classificationGroupId: "27", levels: 0)',
+    `${P}/classifications/ECLASS/groups/27?levels=0`,
+  ],
+  [
+    'classificationGroup(classificationId: "ECLASS", classificationGroupId: "27", levels: 2, languageId: "en")',
+    `${P}/classifications/ECLASS/groups/27?levels=2&languageId=en`,
+  ],
+  [
+    'classificationGroup(classificationId: "ECLASS", classificationGroupId: "27", levels: null)',
+    `${P}/classifications/ECLASS/groups/27`,
+  ],
   ['classificationGroups(classificationId: "ECLASS")', `${P}/classifications/ECLASS/groups`],
-  ['classificationGroups(classificationId: "ECLASS", languageId: "en", page: 1, pageSize: 1)', `${P}/classifications/ECLASS/groups?languageId=en&page=1&pageSize=1`],
+  [
+    'classificationGroups(classificationId: "ECLASS", languageId: "en", page: 1, pageSize: 1)',
+    `${P}/classifications/ECLASS/groups?languageId=en&page=1&pageSize=1`,
+  ],
   // Awkward ids stay inside their own path segment.
-  ['classificationGroup(classificationId: "a/b", classificationGroupId: "x?y#z")', `${P}/classifications/a%2Fb/groups/x%3Fy%23z`],
-  ['catalogProducts(catalogId: "ü", classificationGroupId: "%")', `${P}/catalogs/%C3%BC/products/search?classificationGroupId=%25`],
-  ['catalogProducts(catalogId: "100%", classificationId: "a&b=c")', `${P}/catalogs/100%25/products/search?classificationId=a%26b%3Dc`],
-  ['catalogProducts(catalogId: "http://evil.example/x")', `${P}/catalogs/http%3A%2F%2Fevil.example%2Fx/products/search`],
+  [
+    'classificationGroup(classificationId: "a/b", classificationGroupId: "x?y#z")',
+    `${P}/classifications/a%2Fb/groups/x%3Fy%23z`,
+  ],
+  [
+    'catalogProducts(catalogId: "ü", classificationGroupId: "%")',
+    `${P}/catalogs/%C3%BC/products/search?classificationGroupId=%25`,
+  ],
+  [
+    'catalogProducts(catalogId: "100%", classificationId: "a&b=c")',
+    `${P}/catalogs/100%25/products/search?classificationId=a%26b%3Dc`,
+  ],
+  [
+    'catalogProducts(catalogId: "http://evil.example/x")',
+    `${P}/catalogs/http%3A%2F%2Fevil.example%2Fx/products/search`,
+  ],
   ['classificationGroups(classificationId: "...")', `${P}/classifications/.../groups`],
   ['classificationGroups(classificationId: "with space")', `${P}/classifications/with%20space/groups`],
 ];
@@ -59,7 +89,9 @@ describe('GraphQL arguments become exactly one REST request', () => {
       { c: 'c/1', s: '+productId', p: 0 },
     );
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests.map((r) => r.url)).toEqual([`${P}/catalogs/c%2F1/products/search?sorting=%2BproductId&page=0`]);
+    expect(upstream.requests.map((r) => r.url)).toEqual([
+      `${P}/catalogs/c%2F1/products/search?sorting=%2BproductId&page=0`,
+    ]);
   });
 });
 
@@ -75,14 +107,18 @@ describe('headers sent upstream', () => {
   });
 
   it("forwards the caller's X-API-KEY and Authorization as they are", async () => {
-    await app.query(products, undefined, { 'x-api-key': 'caller-key', authorization: 'Bearer abc', cookie: 'session=1' });
+    await app.query(products, undefined, {
+      'x-api-key': 'caller-key',
+      authorization: 'Bearer abc',
+      cookie: 'session=1',
+    });
     const [seen] = upstream.requests;
     expect(seen?.headers['x-api-key']).toBe('caller-key');
     expect(seen?.headers.authorization).toBe('Bearer abc');
     expect(seen?.headers.cookie).toBeUndefined();
   });
 
-  it("uses PIM_API_KEY only when the caller sent no key", async () => {
+  it('uses PIM_API_KEY only when the caller sent no key', async () => {
     const keyed = createTestApp(upstream.url, { PIM_API_KEY: 'server-key' });
     await keyed.query(products);
     await keyed.query(products, undefined, { 'x-api-key': 'caller-key' });
