@@ -6,6 +6,8 @@ import { createDemoService } from '../../src/demo/service.ts';
 
 /** A demo REST service on a real loopback port, as `npm start` mounts it. */
 export interface DemoServer {
+  /** `http://127.0.0.1:<port>`: a base URL for the façade. */
+  origin: string;
   /** GETs a path below /pxm/pimapi/v1 and parses the JSON body. */
   get(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any; text: string }>;
   close(): Promise<void>;
@@ -16,8 +18,10 @@ export async function startDemoServer(): Promise<DemoServer> {
   const server = createServer(createServerAdapter(createDemoService()));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/pxm/pimapi/v1`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = `${origin}/pxm/pimapi/v1`;
   return {
+    origin,
     async get(path, init) {
       const res = await fetch(base + path, init);
       const text = await res.text();

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemoServer, type DemoServer } from './demo/demo-server.ts';
+import { createTestApp, type TestApp } from './helpers/app.ts';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+// Each README example is a ```graphql block followed by the ```json block of its output.
+const examples = [...readme.matchAll(/```graphql\n([\s\S]*?)```\s*```json\n([\s\S]*?)```/g)].map((m) => ({
+  query: m[1]!.trim(),
+  output: JSON.parse(m[2]!),
+}));
+
+let demo: DemoServer;
+let app: TestApp;
+
+beforeAll(async () => {
+  demo = await startDemoServer();
+  app = createTestApp(demo.origin);
+});
+afterAll(async () => {
+  await app.close();
+  await demo.close();
+});
+
+describe('README examples', () => {
+  it('shows one example per field', () => {
+    expect(examples.map((e) => Object.keys(e.output.data)[0])).toEqual([
+      'catalogProducts',
+      'classificationGroup',
+      'classificationGroups',
+    ]);
+  });
+
+  it.each(examples)('$query returns the output shown', async ({ query, output }) => {
+    const { body } = await app.query(query);
+    // The demo's paging links carry its own origin; the README shows the default port's.
+    const shown = JSON.parse(JSON.stringify(body).replaceAll(demo.origin, 'http://127.0.0.1:4000'));
+    expect(shown).toEqual(output);
+  });
+});
