@@ -1,32 +1,21 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { echo, startUpstream, type Upstream } from './helpers/upstream.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { echo } from './helpers/upstream.ts';
+import { createTestApp, useUpstreamApp } from './helpers/app.ts';
 
-let upstream: Upstream;
-let app: TestApp;
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  app = createTestApp(upstream.url, { GRAPHQL_BATCHING: 'true', PIM_MAX_CONCURRENCY: '2' });
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await app.close();
-  await upstream.close();
-});
+const fixture = useUpstreamApp({ GRAPHQL_BATCHING: 'true', PIM_MAX_CONCURRENCY: '2' });
 
 const aliases = (n: number, args: (i: number) => string) =>
   Array.from({ length: n }, (_, i) => `a${i}: catalogProducts(${args(i)})`).join('\n');
 
 describe('deduplication inside one GraphQL request', () => {
   it('sends 10 identical aliases once', async () => {
-    const { body } = await app.query(`{ ${aliases(10, () => 'catalogId: "c1", page: 0')} }`);
+    const { body } = await fixture.app.query(`{ ${aliases(10, () => 'catalogId: "c1", page: 0')} }`);
     expect(Object.keys(body.data ?? {})).toHaveLength(10);
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('sends a field repeated through fragments and variables once', async () => {
-    const { body } = await app.query(
+    const { body } = await fixture.app.query(
       `query($id: ID!) {
         byVariable: classificationGroup(classificationId: "E", classificationGroupId: $id, levels: 0)
         ...F
@@ -36,29 +25,29 @@ describe('deduplication inside one GraphQL request', () => {
       { id: '27' },
     );
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('sends distinct calls once each, in parallel under the concurrency cap', async () => {
     let inFlight = 0;
     let peak = 0;
-    upstream.respond((req, res) => {
+    fixture.upstream.respond((req, res) => {
       peak = Math.max(peak, ++inFlight);
       setTimeout(() => {
         inFlight--;
         echo(req, res);
       }, 30);
     });
-    const { body } = await app.query(`{ ${aliases(6, (i) => `catalogId: "c${i % 3}", page: ${i % 2}`)} }`);
+    const { body } = await fixture.app.query(`{ ${aliases(6, (i) => `catalogId: "c${i % 3}", page: ${i % 2}`)} }`);
     expect(body.errors).toBeUndefined();
-    expect(new Set(upstream.requests.map((r) => r.url)).size).toBe(6);
-    expect(upstream.requests).toHaveLength(6);
+    expect(new Set(fixture.upstream.requests.map((r) => r.url)).size).toBe(6);
+    expect(fixture.upstream.requests).toHaveLength(6);
     expect(peak).toBe(2);
   });
 
   it('shares calls across the operations of a batched HTTP request', async () => {
     const operation = { query: '{ classificationGroups(classificationId: "E", page: 0) }' };
-    const response = await app.yoga.fetch('http://localhost/graphql', {
+    const response = await fixture.app.yoga.fetch('http://localhost/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify([
@@ -69,12 +58,12 @@ describe('deduplication inside one GraphQL request', () => {
     });
     const results = (await response.json()) as Array<{ data: unknown }>;
     expect(results).toHaveLength(3);
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('does not share calls between separate GraphQL requests', async () => {
-    await app.query('{ catalogProducts(catalogId: "c1") }');
-    await app.query('{ catalogProducts(catalogId: "c1") }');
-    expect(upstream.requests).toHaveLength(2);
+    await fixture.app.query('{ catalogProducts(catalogId: "c1") }');
+    await fixture.app.query('{ catalogProducts(catalogId: "c1") }');
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 });

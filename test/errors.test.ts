@@ -1,21 +1,10 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream, type UpstreamHandler } from './helpers/upstream.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import type { UpstreamHandler } from './helpers/upstream.ts';
+import { createTestApp, useUpstreamApp } from './helpers/app.ts';
 
-let upstream: Upstream;
-let app: TestApp;
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  app = createTestApp(upstream.url, { PIM_TIMEOUT_MS: '300', PIM_API_KEY: 'secret-key' });
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await app.close();
-  await upstream.close();
-});
+const fixture = useUpstreamApp({ PIM_TIMEOUT_MS: '300', PIM_API_KEY: 'secret-key' });
 
 const reply =
   (status: number, body: string, type = 'application/json'): UpstreamHandler =>
@@ -51,8 +40,8 @@ const table: Array<[string, UpstreamHandler, string, number | undefined, string 
 
 describe('error contract', () => {
   it.each(table)('%s', async (_name, handler, code, status, message) => {
-    upstream.respond(handler);
-    const response = await app.yoga.fetch('http://localhost/graphql', {
+    fixture.upstream.respond(handler);
+    const response = await fixture.app.yoga.fetch('http://localhost/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ catalogProducts(catalogId: "c1") __typename }' }),
@@ -67,7 +56,14 @@ describe('error contract', () => {
     expect(error.message).toMatch(message);
     expect(error.extensions).toEqual({ code, ...(status === undefined ? {} : { upstream: { status } }) });
     // Nothing internal leaks: no upstream address, key, stack or body.
-    for (const secret of [String(upstream.port), 'secret-key', 'NullPointer', 'nginx', 'internal.example', 'stack']) {
+    for (const secret of [
+      String(fixture.upstream.port),
+      'secret-key',
+      'NullPointer',
+      'nginx',
+      'internal.example',
+      'stack',
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -81,12 +77,12 @@ describe('error contract', () => {
   });
 
   it('one failed field leaves its siblings their data', async () => {
-    upstream.respond((req, res) =>
+    fixture.upstream.respond((req, res) =>
       req.url?.includes('/catalogs/')
         ? reply(404, '{"error":"No Products found"}')(req, res)
         : reply(200, '{"data":[]}')(req, res),
     );
-    const { status, body } = await app.query(
+    const { status, body } = await fixture.app.query(
       '{ catalogProducts(catalogId: "nope") classificationGroups(classificationId: "E") }',
     );
     expect(status).toBe(200);

@@ -1,19 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from './helpers/upstream.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, useUpstreamApp } from './helpers/app.ts';
 
-let upstream: Upstream;
-let app: TestApp;
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  app = createTestApp(upstream.url, { MAX_PAGE_SIZE: '50', MAX_ID_LENGTH: '16' });
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await app.close();
-  await upstream.close();
-});
+const fixture = useUpstreamApp({ MAX_PAGE_SIZE: '50', MAX_ID_LENGTH: '16' });
 
 const search = (args: string) => `catalogProducts(catalogId: "c1", ${args})`;
 const group = (args: string) => `classificationGroup(classificationId: "E", classificationGroupId: "g", ${args})`;
@@ -53,14 +41,16 @@ const rejected: Array<[string, string]> = [
 
 describe('input checks', () => {
   it.each(rejected)('%s is refused before any upstream call', async (field, argument) => {
-    const { status, body } = await app.query(`{ ok: classificationGroups(classificationId: "E") bad: ${field} }`);
+    const { status, body } = await fixture.app.query(
+      `{ ok: classificationGroups(classificationId: "E") bad: ${field} }`,
+    );
     expect(status).toBe(200);
     expect(body.data).toEqual({ ok: expect.any(Object), bad: null });
     expect(body.errors).toHaveLength(1);
     expect(body.errors?.[0]).toMatchObject({ path: ['bad'], extensions: { code: 'BAD_USER_INPUT' } });
     expect(body.errors?.[0]?.message).toContain(`"${argument}"`);
     // Only the valid sibling field reached the PIM.
-    expect(upstream.requests.map((r) => r.url)).toEqual(['/pxm/pimapi/v1/classifications/E/groups']);
+    expect(fixture.upstream.requests.map((r) => r.url)).toEqual(['/pxm/pimapi/v1/classifications/E/groups']);
   });
 
   it.each([
@@ -70,14 +60,14 @@ describe('input checks', () => {
     group('levels: 0'),
     'catalogProducts(catalogId: "abcdefghijklmnop")',
   ])('%s passes', async (field) => {
-    const { body } = await app.query(`{ ${field} }`);
+    const { body } = await fixture.app.query(`{ ${field} }`);
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('refuses an out-of-range Int in GraphQL validation, with no upstream call', async () => {
-    const { body } = await app.query(`{ ${search('page: 2147483648')} }`);
+    const { body } = await fixture.app.query(`{ ${search('page: 2147483648')} }`);
     expect(body.errors?.[0]?.message).toMatch(/Int cannot represent/);
-    expect(upstream.requests).toHaveLength(0);
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 });

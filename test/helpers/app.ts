@@ -1,5 +1,7 @@
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { startUpstream, type Upstream } from './upstream.ts';
 
 export interface GraphQLResponse {
   errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, any> }>;
@@ -25,3 +27,21 @@ export function createTestApp(baseUrl: string, env: Record<string, string> = {})
 }
 
 export type TestApp = ReturnType<typeof createTestApp>;
+
+/**
+ * Registers vitest hooks that start a recording upstream and an app against it for the file,
+ * and clear the recording before each test. Read `upstream` and `app` inside tests.
+ */
+export function useUpstreamApp(env: Record<string, string> = {}) {
+  const fixture = {} as { upstream: Upstream; app: TestApp };
+  beforeAll(async () => {
+    fixture.upstream = await startUpstream();
+    fixture.app = createTestApp(fixture.upstream.url, env);
+  });
+  beforeEach(() => fixture.upstream.reset());
+  afterAll(async () => {
+    await fixture.app.close();
+    await fixture.upstream.close();
+  });
+  return fixture;
+}

@@ -1,19 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, useUpstreamApp } from '../helpers/app.ts';
 
-let upstream: Upstream;
-let app: TestApp;
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  app = createTestApp(upstream.url);
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await app.close();
-  await upstream.close();
-});
+const fixture = useUpstreamApp();
 
 const P = '/pxm/pimapi/v1';
 
@@ -75,21 +63,21 @@ const cases: Array<[string, string]> = [
 
 describe('GraphQL arguments become exactly one REST request', () => {
   it.each(cases)('%s', async (field, target) => {
-    const { status, body } = await app.query(`{ result: ${field} }`);
+    const { status, body } = await fixture.app.query(`{ result: ${field} }`);
     expect(status).toBe(200);
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${target}`]);
+    expect(fixture.upstream.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${target}`]);
     // The field's value is the upstream body, unchanged.
     expect(body.data?.result).toEqual({ status: 200, meta: { languageId: null }, data: [{ url: target }] });
   });
 
   it('passes variables through the same way', async () => {
-    const { body } = await app.query(
+    const { body } = await fixture.app.query(
       'query($c: ID!, $s: String, $p: Int) { catalogProducts(catalogId: $c, sorting: $s, page: $p) }',
       { c: 'c/1', s: '+productId', p: 0 },
     );
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests.map((r) => r.url)).toEqual([
+    expect(fixture.upstream.requests.map((r) => r.url)).toEqual([
       `${P}/catalogs/c%2F1/products/search?sorting=%2BproductId&page=0`,
     ]);
   });
@@ -99,47 +87,47 @@ describe('headers sent upstream', () => {
   const products = '{ catalogProducts(catalogId: "c1") }';
 
   it('sends Accept: application/json and no credentials when none are known', async () => {
-    await app.query(products);
-    const [seen] = upstream.requests;
+    await fixture.app.query(products);
+    const [seen] = fixture.upstream.requests;
     expect(seen?.headers.accept).toBe('application/json');
     expect(seen?.headers['x-api-key']).toBeUndefined();
     expect(seen?.headers.authorization).toBeUndefined();
   });
 
   it("forwards the caller's X-API-KEY and Authorization as they are", async () => {
-    await app.query(products, undefined, {
+    await fixture.app.query(products, undefined, {
       'x-api-key': 'caller-key',
       authorization: 'Bearer abc',
       cookie: 'session=1',
     });
-    const [seen] = upstream.requests;
+    const [seen] = fixture.upstream.requests;
     expect(seen?.headers['x-api-key']).toBe('caller-key');
     expect(seen?.headers.authorization).toBe('Bearer abc');
     expect(seen?.headers.cookie).toBeUndefined();
   });
 
   it('uses PIM_API_KEY only when the caller sent no key', async () => {
-    const keyed = createTestApp(upstream.url, { PIM_API_KEY: 'server-key' });
+    const keyed = createTestApp(fixture.upstream.url, { PIM_API_KEY: 'server-key' });
     await keyed.query(products);
     await keyed.query(products, undefined, { 'x-api-key': 'caller-key' });
     await keyed.close();
-    expect(upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['server-key', 'caller-key']);
+    expect(fixture.upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['server-key', 'caller-key']);
   });
 
   it('forwards only the configured headers', async () => {
-    const custom = createTestApp(upstream.url, { PIM_FORWARD_HEADERS: 'X-Tenant' });
+    const custom = createTestApp(fixture.upstream.url, { PIM_FORWARD_HEADERS: 'X-Tenant' });
     await custom.query(products, undefined, { 'x-tenant': 't1', 'x-api-key': 'caller-key' });
     await custom.close();
-    expect(upstream.requests[0]?.headers['x-tenant']).toBe('t1');
-    expect(upstream.requests[0]?.headers['x-api-key']).toBeUndefined();
+    expect(fixture.upstream.requests[0]?.headers['x-tenant']).toBe('t1');
+    expect(fixture.upstream.requests[0]?.headers['x-api-key']).toBeUndefined();
   });
 });
 
 describe('base URL with a path prefix', () => {
   it('keeps the prefix in front of /pxm', async () => {
-    const prefixed = createTestApp(`${upstream.url}/gateway/`);
+    const prefixed = createTestApp(`${fixture.upstream.url}/gateway/`);
     await prefixed.query('{ classificationGroups(classificationId: "E") }');
     await prefixed.close();
-    expect(upstream.requests.map((r) => r.url)).toEqual([`/gateway${P}/classifications/E/groups`]);
+    expect(fixture.upstream.requests.map((r) => r.url)).toEqual([`/gateway${P}/classifications/E/groups`]);
   });
 });
