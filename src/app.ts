@@ -19,6 +19,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     maxConcurrency: config.maxConcurrency,
+    credentialHeaders: config.pimApiKey ? [...config.forwardHeaders, 'x-api-key'] : config.forwardHeaders,
+    coalesce: config.coalesce,
+    cache: config.cache,
   });
   const yoga = createYoga<object, PimContext>({
     schema,

@@ -39,6 +39,11 @@ const schema = z.object({
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
+  PIM_COALESCE: flag.default(true),
+  PIM_CACHE: flag.default(true),
+  PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
+  PIM_CACHE_MAX_MB: int(1, 65_536).default(64),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
 });
 
 type Env = z.output<typeof schema>;
@@ -61,6 +66,10 @@ export interface Config {
   maxPageSize: number;
   maxIdLength: number;
   batching: boolean;
+  /** Share identical in-flight upstream GETs of one credential. */
+  coalesce: boolean;
+  /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
+  cache: { defaultTtlMs: number; maxBytes: number; redisUrl: string | undefined } | false;
 }
 
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
@@ -93,5 +102,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,
+    coalesce: e.PIM_COALESCE,
+    cache: e.PIM_CACHE && {
+      defaultTtlMs: e.PIM_CACHE_TTL_MS,
+      maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
+      redisUrl: e.REDIS_URL,
+    },
   };
 }

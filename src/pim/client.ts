@@ -1,6 +1,9 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import type { PimRequest } from './endpoints.ts';
+import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
+import { createCoalescing } from './coalesce.ts';
+import { createCredentialKey } from './credential.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -11,6 +14,12 @@ export interface PimClientOptions {
   requestTimeoutMs?: number;
   /** Upstream connections, and so calls in flight at once; the rest wait in undici's queue. @default 16 */
   maxConcurrency?: number;
+  /** Lower-case headers that identify the caller; coalescing and caching never cross them. */
+  credentialHeaders?: readonly string[];
+  /** Share identical in-flight GETs of one credential. @default true */
+  coalesce?: boolean;
+  /** HTTP cache of upstream answers; false turns it off. @default {} (in memory) */
+  cache?: Omit<ResponseCacheOptions, 'credentialKey'> | false;
 }
 
 /** Sends one GET and resolves with the parsed JSON body of a 2xx answer, else rejects with a PimError. */
@@ -31,6 +40,9 @@ export function createPimClient({
   connectTimeoutMs = 2_000,
   requestTimeoutMs = 10_000,
   maxConcurrency = 16,
+  credentialHeaders,
+  coalesce = true,
+  cache: cacheOptions = {},
 }: PimClientOptions): PimClient {
   const base = new URL(baseUrl);
   const prefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
@@ -40,13 +52,16 @@ export function createPimClient({
     headersTimeout: requestTimeoutMs,
     bodyTimeout: requestTimeoutMs,
   });
+  const credentialKey = createCredentialKey(credentialHeaders);
+  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
+  const dispatcher = cache ? agent.compose(cache.interceptor) : agent;
 
   const send: Send = async (pimRequest, headers, signal) => {
     const deadline = AbortSignal.timeout(requestTimeoutMs);
     const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
       const response = await request(`${prefix}${pimRequest.path}`, {
-        dispatcher: agent,
+        dispatcher,
         method: 'GET',
         headers: { ...headers, accept: 'application/json' },
         signal: combined,
@@ -60,9 +75,9 @@ export function createPimClient({
     }
   };
   // Outermost first: each layer sees the calls of the one before it.
-  const layers: Layer[] = [];
+  const layers: Layer[] = [...(coalesce ? [createCoalescing({ credentialKey })] : [])];
   const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
-  return { get, close: () => agent.close() };
+  return { get, close: async () => void (await Promise.all([agent.close(), cache?.close()])) };
 }
 
 async function readBody(response: Dispatcher.ResponseData): Promise<unknown> {
