@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { echo, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
+
+const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
+
+// Holds every answer until the test releases it, so the calls are truly concurrent.
+function gated(answer: UpstreamHandler = echo) {
+  let open = false;
+  const held: Array<() => void> = [];
+  const handler: UpstreamHandler = (req, res) => (open ? answer(req, res) : held.push(() => answer(req, res)));
+  const release = () => {
+    open = true;
+    held.splice(0).forEach((send) => send());
+  };
+  return { handler, release };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// Waits for the expected upstream calls, then gives late GraphQL requests time to join them.
+async function until(condition: () => boolean) {
+  for (let i = 0; i < 1000 && !condition(); i++) await sleep(5);
+  await sleep(200);
+  expect(condition()).toBe(true);
+}
+
+describe('coalescing across concurrent GraphQL requests', () => {
+  let upstream: Upstream;
+  let app: TestApp;
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    // The cache is off so that only coalescing can explain the counts.
+    app = createTestApp(upstream.url, { PIM_CACHE: 'false' });
+  });
+  beforeEach(() => upstream.reset());
+  afterAll(async () => {
+    await app.close();
+    await upstream.close();
+  });
+
+  it('sends one upstream call for 20 concurrent identical requests with one credential', async () => {
+    const gate = gated();
+    upstream.respond(gate.handler);
+    const replies = Array.from({ length: 20 }, () => app.query(products, {}, { 'x-api-key': 'k1' }));
+    await until(() => upstream.requests.length === 1);
+    gate.release();
+    for (const { body } of await Promise.all(replies)) expect(body).toEqual({ data: expect.any(Object) });
+    expect(upstream.requests).toHaveLength(1);
+    expect(upstream.requests[0]!.headers['x-api-key']).toBe('k1');
+  });
+
+  it('never shares a call between different credentials', async () => {
+    const gate = gated();
+    upstream.respond(gate.handler);
+    const keys = ['k1', 'k2', 'k1', 'k2', 'k3'];
+    const replies = keys.map((key) => app.query(products, {}, { 'x-api-key': key }));
+    const bearer = app.query(products, {}, { authorization: 'Bearer t1' });
+    await until(() => upstream.requests.length === 4);
+    gate.release();
+    await Promise.all([...replies, bearer]);
+    const seen = upstream.requests.map((r) => r.headers['x-api-key'] ?? r.headers.authorization).sort();
+    expect(seen).toEqual(['Bearer t1', 'k1', 'k2', 'k3']);
+  });
+
+  // A 404, which no retry policy repeats, so the count shows the sharing alone.
+  it('shares an upstream error with every waiter', async () => {
+    const gate = gated((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
+    upstream.respond(gate.handler);
+    const replies = Array.from({ length: 5 }, () => app.query(products));
+    await until(() => upstream.requests.length === 1);
+    gate.release();
+    for (const { body } of await Promise.all(replies)) {
+      expect(body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    }
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it('keeps the shared call alive when one client aborts, and answers the others', async () => {
+    const gate = gated();
+    upstream.respond(gate.handler);
+    const quitter = new AbortController();
+    const aborted = app.yoga
+      .fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: products }),
+        signal: quitter.signal,
+      })
+      .then((r) => r.json())
+      .catch((error: unknown) => error);
+    const stayers = Array.from({ length: 3 }, () => app.query(products));
+    await until(() => upstream.requests.length === 1);
+    quitter.abort();
+    await aborted;
+    gate.release();
+    for (const { body } of await Promise.all(stayers)) expect(body.errors).toBeUndefined();
+    expect(upstream.requests).toHaveLength(1);
+  });
+});
