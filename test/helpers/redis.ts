@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+
+// Asks the OS for a free loopback port; redis-server cannot listen on port 0 and report it.
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Starts a throwaway `redis-server` on 127.0.0.1 with persistence off, waits until it answers,
+ * and returns its URL, a client for assertions, and a stop that ends the process.
+ */
+export async function startRedis() {
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const exited = once(child, 'exit');
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: 1,
+  });
+  // Refused connections are expected until the server listens; the loop below reports a real failure.
+  client.on('error', () => {});
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await client.ping();
+      break;
+    } catch (error) {
+      if (attempt > 100 || child.exitCode !== null)
+        throw new Error(`redis-server on port ${port} did not start`, { cause: error });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    client,
+    async stop() {
+      client.disconnect();
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
