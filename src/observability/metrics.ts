@@ -1,0 +1,69 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Seconds; upstream calls and operations share the buckets so the two can be compared. */
+const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Creates the metrics of one app on its own registry, never prom-client's global one, so
+ * several apps in one process (tests, blue/green) don't clash over metric names.
+ */
+export function createMetrics({ defaultMetrics = true }: { /** @default true */ defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    operations: new Counter({
+      name: 'graphql_operations_total',
+      help: 'GraphQL operations executed, by type and name.',
+      labelNames: ['operation_type', 'operation_name'] as const,
+      registers,
+    }),
+    operationDuration: new Histogram({
+      name: 'graphql_operation_duration_seconds',
+      help: 'Time to execute a GraphQL operation, deferred parts included.',
+      labelNames: ['operation_type', 'operation_name'] as const,
+      buckets,
+      registers,
+    }),
+    errors: new Counter({
+      name: 'graphql_errors_total',
+      help: 'Errors in GraphQL responses, by extensions.code.',
+      labelNames: ['code'] as const,
+      registers,
+    }),
+    upstreamCalls: new Counter({
+      name: 'pim_upstream_requests_total',
+      help: 'Attempts sent to the PIM REST service, by REST operation and HTTP status (2xx, or the error code when no response came).',
+      labelNames: ['operation', 'status'] as const,
+      registers,
+    }),
+    upstreamDuration: new Histogram({
+      name: 'pim_upstream_request_duration_seconds',
+      help: 'Latency of one attempt against the PIM REST service, by REST operation and status.',
+      labelNames: ['operation', 'status'] as const,
+      buckets,
+      registers,
+    }),
+    dedupHits: new Counter({
+      name: 'pim_dedup_hits_total',
+      help: 'Upstream loads answered by the per-request DataLoader cache instead of a new call.',
+      labelNames: ['operation'] as const,
+      registers,
+    }),
+    /** For the resilience layers: retries and breaker state, registered here so /metrics shows them. */
+    retries: new Counter({
+      name: 'pim_upstream_retries_total',
+      help: 'Upstream attempts that were retries of a failed attempt.',
+      labelNames: ['operation'] as const,
+      registers,
+    }),
+    breakerOpen: new Gauge({
+      name: 'pim_upstream_breaker_open',
+      help: '1 while the circuit breaker in front of the PIM is open (calls fail fast), else 0.',
+      registers,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,59 @@
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Layer } from '../pim/client.ts';
+import type { PimRequest } from '../pim/endpoints.ts';
+import { createTelemetry } from '../pim/telemetry.ts';
+import { useMetrics } from '../plugins/metrics.ts';
+import { useRequestLog } from '../plugins/request-log.ts';
+import { useTracing } from '../plugins/tracing.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { createTracerProvider } from './tracing.ts';
+
+export interface ObservabilityOptions {
+  logger?: Logger | undefined;
+  /** OTLP/HTTP endpoint; absent (and no exporter): no tracing. */
+  otlpEndpoint?: string | undefined;
+  /** Replaces the OTLP exporter, for tests. */
+  spanExporter?: SpanExporter | undefined;
+  /** @default 'pim-graphql-facade' */
+  serviceName?: string;
+  /** @default '/metrics' */
+  metricsPath?: string;
+}
+
+export interface Observability {
+  metrics: Metrics;
+  /** Yoga plugins: /metrics, request log and id, operation spans. */
+  plugins: Plugin[];
+  /** The client's innermost layer: upstream metrics and spans per attempt. */
+  telemetry: Layer;
+  /** Called when the per-request DataLoader answers a load from its cache. */
+  onDedup(request: PimRequest): void;
+  /** Flushes pending spans. */
+  close(): Promise<void>;
+}
+
+/** Wires metrics, logs and traces of one app instance; see the README's Monitoring section. */
+export function createObservability({
+  logger,
+  otlpEndpoint,
+  spanExporter,
+  serviceName = 'pim-graphql-facade',
+  metricsPath = '/metrics',
+}: ObservabilityOptions = {}): Observability {
+  const metrics = createMetrics();
+  const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
+  const tracer = provider?.getTracer('pim-graphql-facade');
+  return {
+    metrics,
+    plugins: [
+      useRequestLog({ logger }),
+      useMetrics({ metrics, path: metricsPath }),
+      ...(tracer ? [useTracing({ tracer })] : []),
+    ],
+    telemetry: createTelemetry({ calls: metrics.upstreamCalls, duration: metrics.upstreamDuration, tracer }),
+    onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
+    close: async () => void (await provider?.shutdown()),
+  };
+}

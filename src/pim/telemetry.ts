@@ -1,0 +1,51 @@
+import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Counter, Histogram } from 'prom-client';
+import { PimError } from './errors.ts';
+import type { Layer } from './client.ts';
+
+export interface TelemetryOptions {
+  calls?: Counter<'operation' | 'status'>;
+  duration?: Histogram<'operation' | 'status'>;
+  /** Absent: no spans. */
+  tracer?: Tracer;
+}
+
+/**
+ * Measures every attempt that reaches the wire: a count and latency by REST operation and
+ * status, and a client span named after the path template, never the path with its ids.
+ */
+export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): Layer {
+  return (next) => async (request, headers, signal) => {
+    const started = performance.now();
+    const span = tracer?.startSpan(`GET ${request.template}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'pim.operation': request.operation,
+        'http.request.method': 'GET',
+        'url.template': request.template,
+      },
+    });
+    let status = '2xx';
+    try {
+      return await next(request, headers, signal);
+    } catch (error) {
+      status = statusOf(error);
+      if (error instanceof PimError && error.status !== undefined)
+        span?.setAttribute('http.response.status_code', error.status);
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof PimError ? error.code : 'aborted' });
+      throw error;
+    } finally {
+      // A 2xx body is all `send` hands back, so success is labelled by class, not exact status.
+      span?.setAttribute('pim.status', status);
+      span?.end();
+      const labels = { operation: request.operation, status };
+      calls?.inc(labels);
+      duration?.observe(labels, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+function statusOf(error: unknown): string {
+  if (!(error instanceof PimError)) return 'ABORTED';
+  return error.status === undefined ? error.code : String(error.status);
+}

@@ -1,0 +1,73 @@
+import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, extname, join, relative } from 'node:path';
+import { renderGraphiQL, type GraphiQLOptions, type Plugin } from 'graphql-yoga';
+
+const header = `# The PIM credential goes in the Headers tab below as {"X-API-KEY": "..."}; it is passed on
+# to the catalog service. Leave it empty for the bundled demo catalog or when the server has a key.
+`;
+
+const tab = (query: string, variables: object) => ({
+  query: `${header}${query}`,
+  variables: JSON.stringify(variables, null, 2),
+  headers: JSON.stringify({ 'X-API-KEY': '' }, null, 2),
+});
+
+/** GraphiQL's tabs: one ready operation per field against the demo catalog, run with ▶. */
+export const graphiqlOptions: GraphiQLOptions = {
+  title: 'PIM catalog GraphQL',
+  defaultTabs: [
+    tab(
+      `query CatalogProducts($catalogId: ID!, $groupId: ID) {
+  catalogProducts(catalogId: $catalogId, classificationGroupId: $groupId, languageId: "en", sorting: "+productId", pageSize: 3)
+}`,
+      { catalogId: 'MACHINERY', groupId: 'MC-050200' },
+    ),
+    tab(
+      `query ClassificationGroup($classificationId: ID!, $groupId: ID!) {
+  classificationGroup(classificationId: $classificationId, classificationGroupId: $groupId, levels: 1, languageId: "en")
+}`,
+      { classificationId: 'ECLASS-DEMO', groupId: 'MC-050000' },
+    ),
+    tab(
+      `query ClassificationGroups($classificationId: ID!) {
+  classificationGroups(classificationId: $classificationId, languageId: "en", pageSize: 5)
+}`,
+      { classificationId: 'ECLASS-DEMO' },
+    ),
+  ],
+};
+
+const contentTypes: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
+
+/**
+ * Serves GraphiQL's scripts and styles from the installed @graphql-yoga/graphiql package under
+ * `prefix`, and points Yoga's page at them instead of a public CDN: the IDE then works offline
+ * and needs no third-party origin. Returns the plugin and the matching `renderGraphiQL`.
+ */
+export function createGraphiQLAssets({
+  prefix = '/graphiql-assets',
+}: { /** @default '/graphiql-assets' */ prefix?: string } = {}) {
+  const require = createRequire(import.meta.url);
+  const dist = join(dirname(require.resolve('@graphql-yoga/graphiql/package.json')), 'dist');
+  // Only files present at startup are served, so no request path can reach outside dist.
+  const files = new Set(
+    readdirSync(dist, { recursive: true, encoding: 'utf8' }).map((file) => relative(dist, join(dist, file))),
+  );
+  const plugin: Plugin = {
+    async onRequest({ url, endResponse, fetchAPI }) {
+      if (!url.pathname.startsWith(`${prefix}/`)) return;
+      const file = decodeURIComponent(url.pathname.slice(prefix.length + 1));
+      const type = contentTypes[extname(file)];
+      if (!files.has(file) || !type) return void endResponse(new fetchAPI.Response(null, { status: 404 }));
+      const body = await readFile(join(dist, file));
+      endResponse(
+        new fetchAPI.Response(body, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } }),
+      );
+    },
+  };
+  const render = (options: GraphiQLOptions) =>
+    renderGraphiQL(options).replaceAll(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist/g, prefix);
+  return { plugin, render };
+}

@@ -1,0 +1,51 @@
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import type { GraphQLFormattedError } from 'graphql';
+import type { Metrics } from '../observability/metrics.ts';
+import { describeOperation } from './operation.ts';
+
+/** A response or one part of a multipart response; deferred parts nest under `incremental`. */
+type ResultPart = { errors?: readonly GraphQLFormattedError[]; incremental?: readonly ResultPart[] };
+
+export interface MetricsPluginOptions {
+  metrics: Metrics;
+  /** Where Prometheus scrapes. @default '/metrics' */
+  path?: string;
+}
+
+/**
+ * Serves the app's registry in Prometheus text format and records every operation: count,
+ * duration (until the last deferred part) and the `extensions.code` of each error sent.
+ */
+export function useMetrics({ metrics, path = '/metrics' }: MetricsPluginOptions): Plugin {
+  const countErrors = (result: ResultPart) => {
+    for (const error of result.errors ?? []) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
+    for (const part of result.incremental ?? []) countErrors(part);
+  };
+  return {
+    async onRequest({ url, request, endResponse, fetchAPI }) {
+      if (url.pathname !== path || request.method !== 'GET') return;
+      const body = await metrics.registry.metrics();
+      endResponse(new fetchAPI.Response(body, { headers: { 'content-type': metrics.registry.contentType } }));
+    },
+    onExecute({ args }) {
+      const { type, name } = describeOperation(args.document, args.operationName);
+      const labels = { operation_type: type, operation_name: name };
+      metrics.operations.inc(labels);
+      const stop = metrics.operationDuration.startTimer(labels);
+      return {
+        onExecuteDone: ({ result }) => {
+          if (!isAsyncIterable(result)) return void stop();
+          return { onEnd: () => void stop() };
+        },
+      };
+    },
+    // The processed result carries the masked errors, i.e. the codes clients actually see.
+    onResultProcess({ result, setResult }) {
+      if (!isAsyncIterable(result)) {
+        for (const single of Array.isArray(result) ? result : [result]) countErrors(single);
+        return;
+      }
+      setResult(mapAsyncIterator(result, (part) => (countErrors(part), part)));
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { describeOperation } from './operation.ts';
+
+const ids = new WeakMap<Request, string>();
+// Only plain tokens are taken from callers: an id ends up in logs and upstream headers.
+const acceptedId = /^[\w.:-]{1,128}$/;
+
+/** The request's id: the caller's `x-request-id` when it is a plain token, else a new UUID. */
+export function requestIdOf(request: Request): string {
+  let id = ids.get(request);
+  if (id === undefined) {
+    const incoming = request.headers.get('x-request-id');
+    id = incoming !== null && acceptedId.test(incoming) ? incoming : randomUUID();
+    ids.set(request, id);
+  }
+  return id;
+}
+
+/**
+ * Echoes the request id in the response and, given a logger, writes one JSON line per request:
+ * id, method, path, operations, status and duration. Headers are never logged.
+ */
+export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}): Plugin {
+  const started = new WeakMap<Request, { at: number; operations: string[] }>();
+  return {
+    onRequest({ request }) {
+      started.set(request, { at: performance.now(), operations: [] });
+    },
+    onExecute({ args }) {
+      const { type, name } = describeOperation(args.document, args.operationName);
+      started.get((args.contextValue as { request: Request }).request)?.operations.push(`${type} ${name}`);
+    },
+    onResponse({ request, response }) {
+      const reqId = requestIdOf(request);
+      response.headers.set('x-request-id', reqId);
+      const entry = started.get(request);
+      if (!logger || !entry) return;
+      logger.info(
+        {
+          reqId,
+          method: request.method,
+          path: new URL(request.url).pathname,
+          operations: entry.operations,
+          status: response.status,
+          durationMs: Math.round(performance.now() - entry.at),
+        },
+        'request completed',
+      );
+    },
+  };
+}

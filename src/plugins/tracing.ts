@@ -1,0 +1,42 @@
+import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { GraphQLFormattedError } from 'graphql';
+import { describeOperation } from './operation.ts';
+
+/**
+ * One server span per executed operation, named `query OperationName`. Execution runs inside
+ * the span's context, so the upstream calls it causes become its children.
+ */
+export function useTracing({ tracer }: { tracer: Tracer }): Plugin {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const { type, name } = describeOperation(args.document, args.operationName);
+      const span = tracer.startSpan(`${type} ${name}`, {
+        kind: SpanKind.SERVER,
+        attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name },
+      });
+      const active = trace.setSpan(context.active(), span);
+      setExecuteFn((execArgs) => context.with(active, () => executeFn(execArgs)));
+      return {
+        onExecuteDone: ({ result }) => {
+          if (!isAsyncIterable(result)) return void finish(span, result);
+          return { onNext: ({ result: part }) => record(span, part), onEnd: () => span.end() };
+        },
+      };
+    },
+  };
+}
+
+type ResultPart = { errors?: readonly GraphQLFormattedError[]; incremental?: readonly ResultPart[] };
+
+function record(span: Span, result: ResultPart) {
+  const errors = [...(result.errors ?? []), ...(result.incremental ?? []).flatMap((part) => part.errors ?? [])];
+  if (errors.length === 0) return;
+  span.setAttribute('graphql.error.count', errors.length);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: errors[0]!.message });
+}
+
+function finish(span: Span, result: ResultPart) {
+  record(span, result);
+  span.end();
+}

@@ -1,0 +1,28 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { createApp, type AppExtras } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+
+/** The real app behind a real `node:http` server on 127.0.0.1:0, for clients that speak HTTP. */
+export async function serveApp(
+  pimBaseUrl: string,
+  env: Record<string, string> = {},
+  { logger, extras }: { logger?: Logger; extras?: AppExtras } = {},
+) {
+  const config = loadConfig({ PIM_BASE_URL: pimBaseUrl, ...env });
+  const app = createApp({ ...config, pimBaseUrl }, logger, extras);
+  const server = createServer(app.yoga);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    app,
+    origin: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}/graphql`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.close();
+    },
+  };
+}
