@@ -1,0 +1,122 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
+import { remainingBudgetMs } from './budget.ts';
+import { PimError, pimError, type PimErrorCode } from './errors.ts';
+import type { Layer } from './client.ts';
+
+export interface ResilienceOptions {
+  /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. @default 2 */
+  retries?: number;
+  /** Ceiling of the first jittered backoff; it doubles with each retry. @default 100 */
+  retryBaseMs?: number;
+  /** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). @default 2000 */
+  retryMaxDelayMs?: number;
+  /** Consecutive upstream failures that open the breaker. @default 10 */
+  breakerThreshold?: number;
+  /** Time the breaker stays open before it lets one probe call through. @default 10000 */
+  halfOpenAfterMs?: number;
+}
+
+/** What readiness checks and metrics read about the upstream; never written from outside. */
+export interface UpstreamStatus {
+  readonly breaker: 'closed' | 'open' | 'half-open' | 'isolated';
+  /** When the upstream last answered a call with 2xx or 4xx (epoch ms), if ever. */
+  readonly lastSuccessAt: number | undefined;
+}
+
+/** Failures that say the upstream itself is unwell; these feed the breaker. */
+const faultCodes = new Set<PimErrorCode>(['UPSTREAM_ERROR', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE']);
+const retryStatuses = new Set([429, 502, 503, 504]);
+const resetCodes = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+const breakerStates = {
+  [CircuitState.Closed]: 'closed',
+  [CircuitState.Open]: 'open',
+  [CircuitState.HalfOpen]: 'half-open',
+  [CircuitState.Isolated]: 'isolated',
+} as const;
+
+const isFault = (error: unknown) => error instanceof PimError && faultCodes.has(error.code);
+
+function isRetryable(error: unknown): error is PimError {
+  if (!(error instanceof PimError)) return false;
+  if (error.status !== undefined) return retryStatuses.has(error.status);
+  // Timeouts are never retried: the time is spent, and a retry would only pile onto a slow upstream.
+  return error.code === 'UPSTREAM_UNAVAILABLE' && resetCodes.has((error.cause as { code?: string })?.code ?? '');
+}
+
+/**
+ * The upstream policies as client layers, outermost first: a circuit breaker (cockatiel) around
+ * bounded, jittered retries. Every call through them is a GET, so each is safe to repeat.
+ */
+export function createResilience({
+  retries = 2,
+  retryBaseMs = 100,
+  retryMaxDelayMs = 2_000,
+  breakerThreshold = 10,
+  halfOpenAfterMs = 10_000,
+}: ResilienceOptions = {}): { layers: Layer[]; status: UpstreamStatus } {
+  const breaker = circuitBreaker(handleWhen(isFault), {
+    halfOpenAfter: halfOpenAfterMs,
+    breaker: new ConsecutiveBreaker(breakerThreshold),
+  });
+  let lastSuccessAt: number | undefined;
+
+  const breakerLayer: Layer = (next) => async (request, headers, signal) => {
+    let answer: PimError | undefined;
+    try {
+      const body = await breaker.execute(async () => {
+        try {
+          return await next(request, headers, signal);
+        } catch (error) {
+          // A 4xx is the upstream answering: it counts as a success for the breaker, then goes on.
+          if (!(error instanceof PimError) || error.status === undefined || isFault(error)) throw error;
+          answer = error;
+          return undefined;
+        }
+      });
+      lastSuccessAt = Date.now();
+      if (answer) throw answer;
+      return body;
+    } catch (error) {
+      if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
+      throw error;
+    }
+  };
+
+  const retryLayer: Layer = (next) => async (request, headers, signal) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await next(request, headers, signal);
+      } catch (error) {
+        if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
+        // Full jitter spreads the retries of many callers that failed at the same moment.
+        const backoff = Math.random() * Math.min(retryMaxDelayMs, retryBaseMs * 2 ** attempt);
+        const wait = Math.max(backoff, error.retryAfterMs ?? 0);
+        // A Retry-After past the operation's deadline cannot be honoured: fail now, not later.
+        if (wait >= remainingBudgetMs(signal)) throw error;
+        await sleep(wait, undefined, { signal }).catch(() => {
+          throw signal?.reason ?? error;
+        });
+      }
+    }
+  };
+
+  const status: UpstreamStatus = {
+    get breaker() {
+      return breakerStates[breaker.state];
+    },
+    get lastSuccessAt() {
+      return lastSuccessAt;
+    },
+  };
+  return { layers: [breakerLayer, retryLayer], status };
+}
+
+/** Milliseconds from a Retry-After value (seconds or an HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1_000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,60 @@
+import { GraphQLError, Kind, type SelectionSetNode, type ValidationRule } from 'graphql';
+
+export interface CostOptions {
+  /** @default 2000 */
+  maxCost?: number;
+  /** Cost of a root Query field, each of which is one upstream call. @default 100 */
+  upstreamFieldCost?: number;
+  /** Cost of any other field. @default 1 */
+  fieldCost?: number;
+}
+
+/**
+ * A cost budget in which fields that call the PIM (the root Query fields) cost far more than
+ * in-memory ones. GraphQL Armor's cost limit weighs fields only by shape, and here every
+ * upstream field is a JSON leaf, so it could not tell them from `__typename`. Fragments are
+ * costed once per name and spread (so fan-out adds up but stays linear work); a cycle counts
+ * nothing here and is reported by graphql-js' own NoFragmentCycles rule.
+ */
+export function createCostRule({ maxCost = 2_000, upstreamFieldCost = 100, fieldCost = 1 }: CostOptions = {}) {
+  const rule: ValidationRule = (context) => ({
+    OperationDefinition(operation) {
+      const memo = new Map<string, number>();
+      const visiting = new Set<string>();
+      const cost = (set: SelectionSetNode, root: boolean): number => {
+        let sum = 0;
+        for (const selection of set.selections) {
+          if (selection.kind === Kind.FIELD) {
+            const upstream = root && !selection.name.value.startsWith('__');
+            sum += upstream ? upstreamFieldCost : fieldCost;
+            if (selection.selectionSet) sum += cost(selection.selectionSet, false);
+          } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+            sum += cost(selection.selectionSet, root);
+          } else {
+            const key = `${selection.name.value}:${root}`;
+            const fragment = context.getFragment(selection.name.value);
+            if (!fragment || visiting.has(key)) continue;
+            if (!memo.has(key)) {
+              visiting.add(key);
+              memo.set(key, cost(fragment.selectionSet, root));
+              visiting.delete(key);
+            }
+            sum += memo.get(key)!;
+          }
+        }
+        return sum;
+      };
+      // Only queries exist; anything else is refused by graphql-js before it costs anything.
+      const total = cost(operation.selectionSet, operation.operation === 'query');
+      if (total > maxCost) {
+        context.reportError(
+          new GraphQLError(`Query cost ${total} exceeds the limit of ${maxCost}`, {
+            nodes: [operation],
+            extensions: { code: 'BAD_USER_INPUT' },
+          }),
+        );
+      }
+    },
+  });
+  return rule;
+}

@@ -1,0 +1,58 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+
+export interface SecurityOptions {
+  /** Introspection queries allowed; GraphiQL and suggestions follow the same setting. @default true */
+  introspection?: boolean;
+  /** Require a custom header on requests a browser would send without a CORS preflight. @default false */
+  csrfPrevention?: boolean;
+}
+
+/** Header the CSRF prevention plugin asks for; Yoga's own GraphiQL sends it. */
+export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+
+// What a plain HTML form can POST without a CORS preflight: never a GraphQL request of ours.
+const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/**
+ * Cross-site and discovery protections: form content types refused with 415, optional CSRF
+ * prevention (Yoga's plugin), and introspection refused by graphql-js' own rule when off.
+ * GET stays allowed for queries only, which is Yoga's default (a GET mutation is a 405).
+ */
+export function useSecurity({ introspection = true, csrfPrevention = false }: SecurityOptions = {}): Plugin {
+  return {
+    onPluginInit({ addPlugin }) {
+      if (csrfPrevention) addPlugin(useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }));
+    },
+    onRequest({ request, endResponse, fetchAPI }) {
+      if (request.method !== 'POST') return;
+      const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (!formTypes.has(type)) return;
+      const errors = [{ message: `POST with content type ${type} is not accepted; send application/json` }];
+      endResponse(
+        new fetchAPI.Response(JSON.stringify({ errors }), {
+          status: 415,
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+        }),
+      );
+    },
+    onValidate({ addValidationRule }) {
+      if (!introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
+    },
+  };
+}
+
+/**
+ * Yoga's `cors` option for an allow-list: listed origins get CORS headers naming exactly them,
+ * any other origin gets none, so a browser withholds the answer. No list: no CORS at all.
+ */
+export function corsFor(origins: readonly string[]): YogaServerOptions<object, object>['cors'] {
+  if (origins.length === 0) return false;
+  const allowed = new Set(origins.map((o) => o.toLowerCase()));
+  return (request: Request) => {
+    const origin = request.headers.get('origin');
+    if (!origin || !allowed.has(origin.toLowerCase())) return false;
+    return { origin: [origin], methods: ['GET', 'POST'], credentials: false, maxAge: 600 };
+  };
+}
