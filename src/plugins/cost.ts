@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, type SelectionSetNode, type ValidationRule } from 'graphql';
+import { GraphQLError, Kind, type ASTNode, type SelectionSetNode, type ValidationRule } from 'graphql';
 
 export interface CostOptions {
   /** @default 2000 */
@@ -48,13 +48,33 @@ export function createCostRule({ maxCost = 2_000, upstreamFieldCost = 100, field
       const total = cost(operation.selectionSet, operation.operation === 'query');
       if (total > maxCost) {
         context.reportError(
-          new GraphQLError(`Query cost ${total} exceeds the limit of ${maxCost}`, {
-            nodes: [operation],
-            extensions: { code: 'BAD_USER_INPUT' },
-          }),
+          refusal(`Query cost ${total} exceeds the limit of ${maxCost}`, 'GRAPHQL_VALIDATION_FAILED', operation),
         );
       }
     },
   });
   return rule;
+}
+
+const refusals = new WeakSet<GraphQLError>();
+
+/**
+ * A refused operation: HTTP 400 whatever the Accept header (`spec: false` keeps Yoga from
+ * turning it into a 200 for `application/json` clients), with a stable code.
+ */
+export function refusal(message: string, code: string, node?: ASTNode): GraphQLError {
+  const error = new GraphQLError(message, {
+    nodes: node ? [node] : undefined,
+    extensions: { code, http: { spec: false, status: 400 } },
+  });
+  refusals.add(error);
+  return error;
+}
+
+/** Yoga marks every parse failure as a spec error again; this undoes that for our refusals. */
+export function keepRefusalStatus(result: unknown): void {
+  const errors = (result as { errors?: unknown[] } | null)?.errors ?? [];
+  for (const error of errors) {
+    if (error instanceof GraphQLError && refusals.has(error)) (error.extensions.http as { spec: boolean }).spec = false;
+  }
 }

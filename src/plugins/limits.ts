@@ -1,6 +1,19 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { createCostRule, type CostOptions } from './cost.ts';
+import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
+
+/**
+ * Armor's rejections carry no code and would be 200s under `application/json`; each becomes a
+ * 400 with GRAPHQL_VALIDATION_FAILED (or GRAPHQL_PARSE_FAILED for the token limit, checked while
+ * parsing, where there is no validation context to report to and throwing is the only way out).
+ */
+function reject(context: ValidationContext | null, error: GraphQLError): void {
+  const message = error.message.replace(/^Syntax Error: /, '');
+  if (!context) throw refusal(message, 'GRAPHQL_PARSE_FAILED');
+  context.reportError(refusal(message, 'GRAPHQL_VALIDATION_FAILED'));
+}
+const callbacks = { onReject: [reject], propagateOnRejection: false, exposeLimits: true };
 
 /** Limits on the shape of one operation; every one is on by default. */
 export interface AbuseLimits extends CostOptions {
@@ -18,7 +31,7 @@ export interface AbuseLimits extends CostOptions {
 
 /**
  * Refuses hostile operations before they run: GraphQL Armor for depth, aliases, tokens and
- * directives (each a 400 with code BAD_USER_INPUT), plus our own cost rule for upstream calls.
+ * directives, plus our own cost rule for upstream calls; every refusal is an HTTP 400.
  * The cap on distinct upstream calls per request lives with the loaders, where calls are known.
  */
 export function useAbuseLimits({
@@ -34,16 +47,17 @@ export function useAbuseLimits({
     onPluginInit({ addPlugin }) {
       addPlugin(
         EnvelopArmorPlugin({
-          maxDepth: { n: maxDepth, flattenFragments: true, exposeLimits: true },
-          maxAliases: { n: maxAliases, exposeLimits: true },
-          maxTokens: { n: maxTokens, exposeLimits: true },
-          maxDirectives: { n: maxDirectives, exposeLimits: true },
+          maxDepth: { n: maxDepth, flattenFragments: true, ...callbacks },
+          maxAliases: { n: maxAliases, ...callbacks },
+          maxTokens: { n: maxTokens, ...callbacks },
+          maxDirectives: { n: maxDirectives, ...callbacks },
           // Shape-only cost would count upstream fields as scalars; the rule below weighs them.
           costLimit: { enabled: false },
           blockFieldSuggestion: { enabled: blockSuggestions },
         }),
       );
     },
+    onResultProcess: ({ result }) => keepRefusalStatus(result),
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
     },
