@@ -12,11 +12,17 @@ export async function serveApp(
 ) {
   const config = loadConfig({ PIM_BASE_URL: pimBaseUrl, ...env });
   const app = createApp({ ...config, pimBaseUrl }, logger, extras);
-  const server = createServer(app.yoga);
+  const methods: string[] = [];
+  const server = createServer((req, res) => {
+    methods.push(req.method ?? '');
+    void app.yoga(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     app,
+    /** HTTP methods of the requests received, in order. */
+    methods,
     origin: `http://127.0.0.1:${port}`,
     url: `http://127.0.0.1:${port}/graphql`,
     async close() {
