@@ -49,7 +49,13 @@ export function createServer(app: App | (() => App | undefined), options: Server
   let drained: (() => void) | undefined;
 
   const server = createHttpServer(
-    { maxHeaderSize: maxHeaderBytes, headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs },
+    {
+      maxHeaderSize: maxHeaderBytes,
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Node checks those two timeouts only this often (30 s by default), which would blunt them.
+      connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
+    },
     (req, res) => {
       inFlight++;
       res.once('close', () => {

@@ -48,7 +48,8 @@ export function useAbuseLimits({
       addPlugin(
         EnvelopArmorPlugin({
           maxDepth: { n: maxDepth, flattenFragments: true, ...callbacks },
-          maxAliases: { n: maxAliases, ...callbacks },
+          // Armor lets aliases of __typename through by default; here every alias counts.
+          maxAliases: { n: maxAliases, allowList: [], ...callbacks },
           maxTokens: { n: maxTokens, ...callbacks },
           maxDirectives: { n: maxDirectives, ...callbacks },
           // Shape-only cost would count upstream fields as scalars; the rule below weighs them.
@@ -56,10 +57,41 @@ export function useAbuseLimits({
           blockFieldSuggestion: { enabled: blockSuggestions },
         }),
       );
+      // Added after Armor so it wraps Armor's token-counting parser too.
+      addPlugin(useStackGuard());
     },
     onResultProcess: ({ result }) => keepRefusalStatus(result),
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
+    },
+  };
+}
+
+/**
+ * graphql-js parses and validates recursively: a document nested deeper than the stack allows
+ * (possible once the token limit is raised) would be a RangeError and a 500. It is a refusal.
+ */
+function useStackGuard(): Plugin {
+  const tooDeep = (code: string) => refusal('The document is nested too deeply', code);
+  return {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        try {
+          return parseFn(source, options);
+        } catch (error) {
+          throw error instanceof RangeError ? tooDeep('GRAPHQL_PARSE_FAILED') : error;
+        }
+      });
+    },
+    onValidate({ validateFn, setValidationFn }) {
+      setValidationFn((...args) => {
+        try {
+          return validateFn(...args);
+        } catch (error) {
+          if (error instanceof RangeError) return [tooDeep('GRAPHQL_VALIDATION_FAILED')];
+          throw error;
+        }
+      });
     },
   };
 }
