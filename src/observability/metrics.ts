@@ -1,13 +1,23 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { UpstreamStatus } from '../pim/resilience.ts';
 
 /** Seconds; upstream calls and operations share the buckets so the two can be compared. */
 const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const breakerStates = ['closed', 'open', 'half-open', 'isolated'] as const;
+
+export interface MetricsOptions {
+  /** Node.js process metrics (CPU, memory, event loop). @default true */
+  defaultMetrics?: boolean;
+  /** Where the breaker state is read at scrape time. */
+  upstreamStatus?: () => UpstreamStatus | undefined;
+}
 
 /**
  * Creates the metrics of one app on its own registry, never prom-client's global one, so
  * several apps in one process (tests, blue/green) don't clash over metric names.
  */
-export function createMetrics({ defaultMetrics = true }: { /** @default true */ defaultMetrics?: boolean } = {}) {
+export function createMetrics({ defaultMetrics = true, upstreamStatus }: MetricsOptions = {}) {
   const registry = new Registry();
   if (defaultMetrics) collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -51,17 +61,23 @@ export function createMetrics({ defaultMetrics = true }: { /** @default true */ 
       labelNames: ['operation'] as const,
       registers,
     }),
-    /** For the resilience layers: retries and breaker state, registered here so /metrics shows them. */
     retries: new Counter({
       name: 'pim_upstream_retries_total',
-      help: 'Upstream attempts that were retries of a failed attempt.',
+      help: 'Upstream attempts that repeated an earlier failed attempt of the same call.',
       labelNames: ['operation'] as const,
       registers,
     }),
-    breakerOpen: new Gauge({
-      name: 'pim_upstream_breaker_open',
-      help: '1 while the circuit breaker in front of the PIM is open (calls fail fast), else 0.',
+    breaker: new Gauge({
+      name: 'pim_upstream_breaker_state',
+      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open, isolated).',
+      labelNames: ['state'] as const,
       registers,
+      // Read at scrape time, so the gauge can never lag behind the breaker.
+      collect() {
+        const current = upstreamStatus?.()?.breaker;
+        if (current === undefined) return;
+        for (const state of breakerStates) this.set({ state }, state === current ? 1 : 0);
+      },
     }),
   };
 }

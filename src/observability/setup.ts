@@ -3,6 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Layer } from '../pim/client.ts';
 import type { PimRequest } from '../pim/endpoints.ts';
+import type { UpstreamStatus } from '../pim/resilience.ts';
 import { createTelemetry } from '../pim/telemetry.ts';
 import { useMetrics } from '../plugins/metrics.ts';
 import { useRequestLog } from '../plugins/request-log.ts';
@@ -20,6 +21,8 @@ export interface ObservabilityOptions {
   serviceName?: string;
   /** @default '/metrics' */
   metricsPath?: string;
+  /** The client's breaker state, read when /metrics is scraped. */
+  upstreamStatus?: () => UpstreamStatus | undefined;
 }
 
 export interface Observability {
@@ -41,8 +44,9 @@ export function createObservability({
   spanExporter,
   serviceName = 'pim-graphql-facade',
   metricsPath = '/metrics',
+  upstreamStatus,
 }: ObservabilityOptions = {}): Observability {
-  const metrics = createMetrics();
+  const metrics = createMetrics({ upstreamStatus });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');
   return {
@@ -52,7 +56,12 @@ export function createObservability({
       useMetrics({ metrics, path: metricsPath }),
       ...(tracer ? [useTracing({ tracer })] : []),
     ],
-    telemetry: createTelemetry({ calls: metrics.upstreamCalls, duration: metrics.upstreamDuration, tracer }),
+    telemetry: createTelemetry({
+      calls: metrics.upstreamCalls,
+      duration: metrics.upstreamDuration,
+      retries: metrics.retries,
+      tracer,
+    }),
     onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
     close: async () => void (await provider?.shutdown()),
   };

@@ -2,20 +2,26 @@ import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
 import { PimError } from './errors.ts';
 import type { Layer } from './client.ts';
+import type { PimRequest } from './endpoints.ts';
 
 export interface TelemetryOptions {
   calls?: Counter<'operation' | 'status'>;
   duration?: Histogram<'operation' | 'status'>;
+  retries?: Counter<'operation'>;
   /** Absent: no spans. */
   tracer?: Tracer;
 }
 
 /**
  * Measures every attempt that reaches the wire: a count and latency by REST operation and
- * status, and a client span named after the path template, never the path with its ids.
+ * status, retries, and a client span named after the path template, never the path with its ids.
  */
-export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): Layer {
+export function createTelemetry({ calls, duration, retries, tracer }: TelemetryOptions): Layer {
+  // Retry layers repeat a call with the same request object; every other call builds a new one.
+  const attempted = new WeakSet<PimRequest>();
   return (next) => async (request, headers, signal) => {
+    if (attempted.has(request)) retries?.inc({ operation: request.operation });
+    attempted.add(request);
     const started = performance.now();
     const span = tracer?.startSpan(`GET ${request.template}`, {
       kind: SpanKind.CLIENT,
