@@ -1,0 +1,98 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export interface Stats {
+  served: number;
+  cpu: NodeJS.CpuUsage;
+  rss: number;
+  peakRss: number;
+}
+
+/** A benchmark server in a child process (see server.ts). */
+export interface ServerProcess {
+  url: string;
+  stats(): Promise<Stats>;
+  send(message: object): void;
+  stop(): Promise<void>;
+}
+
+/** Forks `bench/server.ts` for `kind` and resolves once it listens on loopback. */
+export async function startServer(
+  kind: string,
+  options: object = {},
+  nodeFlags: string[] = [],
+): Promise<ServerProcess> {
+  const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
+  const child: ChildProcess = fork(entry, [kind, JSON.stringify(options)], {
+    execArgv: ['--import', 'tsx', ...nodeFlags],
+  });
+  const [ready] = (await once(child, 'message')) as [{ url: string }];
+  return {
+    url: ready.url,
+    async stats() {
+      child.send({ type: 'stats' });
+      const [stats] = (await once(child, 'message')) as [Stats];
+      return stats;
+    },
+    send: (message) => void child.send(message),
+    async stop() {
+      const exited = once(child, 'exit');
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST';
+  body?: string;
+  headers?: Record<string, string>;
+  connections: number;
+  /** Seconds; ignored when `amount` is set. */
+  duration?: number;
+  amount?: number;
+}
+
+/** What autocannon saw, with latencies from every response's own hrtime, in ms. */
+export interface LoadResult {
+  requests: number;
+  failures: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** Drives one target with autocannon and reports exact percentiles (its histogram rounds to whole ms). */
+export async function load(options: LoadOptions, collect = true): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const started = process.hrtime.bigint();
+  let done!: (result: autocannon.Result) => void;
+  let failed!: (error: unknown) => void;
+  const finished = new Promise<autocannon.Result>((resolve, reject) => ((done = resolve), (failed = reject)));
+  const instance = autocannon(
+    {
+      url: options.url,
+      method: options.method ?? 'GET',
+      ...(options.body ? { body: options.body } : {}),
+      headers: options.headers ?? {},
+      connections: options.connections,
+      ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 3 }),
+    },
+    (error, result) => (error ? failed(error) : done(result)),
+  );
+  if (collect) instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  const result = await finished;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return {
+    requests: result.requests.total,
+    failures: result.non2xx + result.errors + result.timeouts,
+    rps: result.requests.total / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+  };
+}
