@@ -1,13 +1,19 @@
 import { pimError } from './errors.ts';
 
-const deadlines = new WeakMap<AbortSignal, number>();
+// Keyed by the signal and by the request's headers object: the coalescing layer gives a shared
+// call a signal of its own, but every layer passes the first caller's headers object on unchanged.
+const deadlines = new WeakMap<object, number>();
 
 /**
  * The overall budget of one GraphQL request: a signal aborted when the caller goes away or when
  * `budgetMs` have passed. On the budget's expiry its reason is an UPSTREAM_TIMEOUT PimError, so
  * every upstream call still pending fails with that code instead of an internal error.
  */
-export function createBudgetSignal(caller: AbortSignal | undefined, budgetMs: number): AbortSignal {
+export function createBudgetSignal(
+  caller: AbortSignal | undefined,
+  budgetMs: number,
+  headers?: Record<string, string>,
+): AbortSignal {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(pimError('UPSTREAM_TIMEOUT', new Error(`operation budget of ${budgetMs} ms spent`))),
@@ -18,11 +24,12 @@ export function createBudgetSignal(caller: AbortSignal | undefined, budgetMs: nu
   const signal = caller ? AbortSignal.any([caller, controller.signal]) : controller.signal;
   signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   deadlines.set(signal, Date.now() + budgetMs);
+  if (headers) deadlines.set(headers, Date.now() + budgetMs);
   return signal;
 }
 
-/** Milliseconds left of the budget behind `signal`; Infinity for a signal without one. */
-export function remainingBudgetMs(signal: AbortSignal | undefined): number {
-  const deadline = signal ? deadlines.get(signal) : undefined;
+/** Milliseconds left of the budget behind `signal` or `headers`; Infinity when neither has one. */
+export function remainingBudgetMs(signal: AbortSignal | undefined, headers?: Record<string, string>): number {
+  const deadline = (signal && deadlines.get(signal)) ?? (headers && deadlines.get(headers));
   return deadline === undefined ? Infinity : Math.max(0, deadline - Date.now());
 }
