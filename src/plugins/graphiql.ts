@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import { dirname, extname, join, relative } from 'node:path';
 import { renderGraphiQL, type GraphiQLOptions, type Plugin } from 'graphql-yoga';
 
-const header = `# The PIM credential goes in the Headers tab below as {"X-API-KEY": "..."}; it is passed on
-# to the catalog service. Leave it empty for the bundled demo catalog or when the server has a key.
+const header = `# X-API-KEY: put your PIM key in the Headers tab below; it is passed on to the PIM.
+# Leave it empty for the demo catalog, or when the server sets PIM_API_KEY.
 `;
 
 const tab = (query: string, variables: object) => ({
@@ -14,29 +14,36 @@ const tab = (query: string, variables: object) => ({
   headers: JSON.stringify({ 'X-API-KEY': '' }, null, 2),
 });
 
-/** GraphiQL's tabs: one ready operation per field against the demo catalog, run with ▶. */
-export const graphiqlOptions: GraphiQLOptions = {
-  title: 'PIM catalog GraphQL',
-  defaultTabs: [
-    tab(
-      `query CatalogProducts($catalogId: ID!, $groupId: ID) {
+const tabs = [
+  tab(
+    `query CatalogProducts($catalogId: ID!, $groupId: ID) {
   catalogProducts(catalogId: $catalogId, classificationGroupId: $groupId, languageId: "en", sorting: "+productId", pageSize: 3)
 }`,
-      { catalogId: 'MACHINERY', groupId: 'MC-050200' },
-    ),
-    tab(
-      `query ClassificationGroup($classificationId: ID!, $groupId: ID!) {
+    { catalogId: 'MACHINERY', groupId: 'MC-050200' },
+  ),
+  tab(
+    `query ClassificationGroup($classificationId: ID!, $groupId: ID!) {
   classificationGroup(classificationId: $classificationId, classificationGroupId: $groupId, levels: 1, languageId: "en")
 }`,
-      { classificationId: 'ECLASS-DEMO', groupId: 'MC-050000' },
-    ),
-    tab(
-      `query ClassificationGroups($classificationId: ID!) {
+    { classificationId: 'ECLASS-DEMO', groupId: 'MC-050000' },
+  ),
+  tab(
+    `query ClassificationGroups($classificationId: ID!) {
   classificationGroups(classificationId: $classificationId, languageId: "en", pageSize: 5)
 }`,
-      { classificationId: 'ECLASS-DEMO' },
-    ),
-  ],
+    { classificationId: 'ECLASS-DEMO' },
+  ),
+] as const;
+
+/**
+ * GraphiQL's tabs: one ready operation per field against the demo catalog, run with ▶.
+ * The first tab is also passed as `query`/`variables`/`headers` (read by Yoga's GraphiQL page
+ * though not in its option type): without it the page opens an extra tab with its welcome text.
+ */
+export const graphiqlOptions: GraphiQLOptions = {
+  title: 'PIM catalog GraphQL',
+  defaultTabs: [...tabs],
+  ...tabs[0],
 };
 
 const contentTypes: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };

@@ -1,0 +1,66 @@
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startDemoUpstream } from './demo-upstream.ts';
+import { serveApp } from './serve.ts';
+
+// Debian's chromium package (installed by .ci/run); never a downloaded browser.
+const executablePath = '/usr/bin/chromium';
+const args = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+
+let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
+let server: Awaited<ReturnType<typeof serveApp>>;
+let browser: Browser;
+beforeAll(async () => {
+  upstream = await startDemoUpstream();
+  server = await serveApp(upstream.url);
+  browser = await chromium.launch({ executablePath, args });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await upstream?.close();
+});
+
+it('opens GraphiQL at /graphql, runs the first example against the demo catalog and shows its data', async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // Everything GraphiQL needs must come from our own server: anything else is recorded and refused.
+  const foreign: string[] = [];
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(server.origin) || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
+    foreign.push(url);
+    return route.abort();
+  });
+  await page.goto(server.url);
+  await expect.poll(() => page.title(), { timeout: 30_000 }).toBe('PIM catalog GraphQL');
+
+  // The example tab explains the X-API-KEY slot and has its header editor ready.
+  const editor = page.locator('.graphiql-query-editor');
+  await editor.waitFor({ timeout: 30_000 });
+  await expect.poll(() => editor.innerText(), { timeout: 30_000 }).toMatch(/X-API-KEY/);
+
+  await page.locator('.graphiql-execute-button').click();
+  const response = page.locator('.graphiql-response');
+  await expect.poll(() => response.innerText(), { timeout: 30_000 }).toMatch(/A789-BC-2015/);
+  expect(await response.innerText()).toMatch(/"status":\s+200/);
+
+  mkdirSync(new URL('../../artifacts/', import.meta.url), { recursive: true });
+  await page.screenshot({ path: new URL('../../artifacts/graphiql.png', import.meta.url).pathname });
+  // The header slot is there, empty, ready for a key.
+  await page.getByText('Headers', { exact: true }).click();
+  await expect
+    .poll(() => page.locator('.graphiql-editor-tool').innerText(), { timeout: 30_000 })
+    .toMatch(/"X-API-KEY":\s+""/);
+  expect(foreign).toEqual([]);
+  // The query went through the façade to the demo upstream.
+  expect(upstream.requests.some((r) => r.url.includes('/catalogs/MACHINERY/products/search'))).toBe(true);
+}, 90_000);
