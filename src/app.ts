@@ -1,19 +1,46 @@
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createContextFactory, type PimContext } from './context.ts';
 import { maskError } from './errors.ts';
+import { createObservability } from './observability/setup.ts';
+import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
+import type { UpstreamStatus } from './pim/resilience.ts';
+import { createReadiness } from './http/readiness.ts';
+import { useAbuseLimits } from './plugins/limits.ts';
+import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
 export interface App {
   yoga: YogaServerInstance<object, PimContext>;
   /** Releases the upstream connection pool. */
   close(): Promise<void>;
+  /** True when the upstream answered recently and its breaker is closed (may probe it once). */
+  ready(): Promise<boolean>;
+  /** Breaker state and last upstream success, read-only. */
+  upstream: UpstreamStatus;
+}
+
+/** What tests inject in place of the configured infrastructure. */
+export interface AppExtras {
+  /** Receives the spans instead of the OTLP endpoint. */
+  spanExporter?: SpanExporter;
 }
 
 /** Builds the GraphQL server for a configuration whose `pimBaseUrl` is set; does not listen. */
-export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger): App {
+export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  const observability = createObservability({
+    logger,
+    otlpEndpoint: config.otlpEndpoint,
+    spanExporter: extras.spanExporter,
+    serviceName: config.otelServiceName,
+    // Read at scrape time only, when the client below exists.
+    upstreamStatus: () => client.status,
+  });
+  const graphiqlAssets = createGraphiQLAssets();
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -22,20 +49,42 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     credentialHeaders: config.pimApiKey ? [...config.forwardHeaders, 'x-api-key'] : config.forwardHeaders,
     coalesce: config.coalesce,
     cache: config.cache,
+    telemetry: observability.telemetry,
+    maxBodyBytes: config.maxUpstreamBodyBytes,
+    resilience: config.resilience,
   });
+  const limits = { maxPageSize: config.maxPageSize, maxIdLength: config.maxIdLength };
   const yoga = createYoga<object, PimContext>({
     schema,
     context: createContextFactory({
       client,
-      limits: { maxPageSize: config.maxPageSize, maxIdLength: config.maxIdLength },
+      limits,
       forwardHeaders: config.forwardHeaders,
       apiKey: config.pimApiKey,
+      budgetMs: config.budgetMs,
+      maxUpstreamCalls: config.maxUpstreamCalls,
+      onDedup: observability.onDedup,
     }),
+    plugins: [
+      useSecurity({ introspection: config.introspection, csrfPrevention: config.csrfPrevention }),
+      useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
+      useDeferStream(),
+      ...observability.plugins,
+      graphiqlAssets.plugin,
+    ],
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,
-    graphiql: !config.production,
+    graphiql: config.introspection && graphiqlOptions,
+    cors: corsFor(config.corsOrigins),
+    renderGraphiQL: graphiqlAssets.render,
     landingPage: false,
     logging: logger ?? false,
   });
-  return { yoga, close: () => client.close() };
+  const apiKeyHeader: Record<string, string> = config.pimApiKey ? { 'x-api-key': config.pimApiKey } : {};
+  return {
+    yoga,
+    close: async () => void (await Promise.all([client.close(), observability.close()])),
+    ready: createReadiness({ client, limits, headers: apiKeyHeader, maxAgeMs: config.readinessMaxAgeMs }),
+    upstream: client.status,
+  };
 }

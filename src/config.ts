@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import type { HttpOptions } from './http/server.ts';
+import type { ResilienceOptions } from './pim/resilience.ts';
+import type { AbuseLimits } from './plugins/limits.ts';
 
 const int = (min: number, max: number) => {
   const error = `an integer from ${min} to ${max}`;
@@ -39,6 +42,31 @@ const schema = z.object({
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
+  // Abuse limits, security and resilience (see README "Limits and resilience").
+  GRAPHQL_MAX_DEPTH: int(1, 1_000).default(10),
+  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
+  GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(1_000),
+  GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default(2_000),
+  GRAPHQL_BUDGET_MS: int(1, 600_000).default(20_000),
+  PIM_MAX_CALLS_PER_REQUEST: int(1, 100_000).default(50),
+  GRAPHQL_INTROSPECTION: flag.optional(),
+  GRAPHQL_CSRF_PREVENTION: flag.default(false),
+  CORS_ORIGINS: list.default([]),
+  HTTP_MAX_BODY_BYTES: int(1_024, 26_214_400).default(65_536),
+  HTTP_MAX_HEADER_BYTES: int(1_024, 1_048_576).default(16_384),
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000).default(5_000),
+  SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
+  READINESS_MAX_AGE_MS: int(100, 3_600_000).default(30_000),
+  PIM_RETRIES: int(0, 10).default(2),
+  PIM_RETRY_BASE_MS: int(1, 60_000).default(100),
+  PIM_BREAKER_THRESHOLD: int(1, 1_000).default(10),
+  PIM_BREAKER_HALF_OPEN_MS: int(100, 600_000).default(10_000),
+  PIM_MAX_BODY_BYTES: int(1_024, 1_073_741_824).default(8_388_608),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('pim-graphql-facade'),
   PIM_COALESCE: flag.default(true),
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
@@ -66,6 +94,22 @@ export interface Config {
   maxPageSize: number;
   maxIdLength: number;
   batching: boolean;
+  /** Operation shape limits (GraphQL Armor and the upstream cost rule). */
+  limits: AbuseLimits;
+  /** Deadline of one request's upstream work, and how many distinct upstream calls it may make. */
+  budgetMs: number;
+  maxUpstreamCalls: number;
+  /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
+  introspection: boolean;
+  csrfPrevention: boolean;
+  corsOrigins: string[];
+  http: HttpOptions;
+  readinessMaxAgeMs: number;
+  resilience: ResilienceOptions;
+  maxUpstreamBodyBytes: number;
+  /** OTLP/HTTP collector base URL; undefined turns tracing off. */
+  otlpEndpoint: string | undefined;
+  otelServiceName: string;
   /** Share identical in-flight upstream GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
@@ -102,6 +146,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,
+    limits: {
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+      maxCost: e.GRAPHQL_MAX_COST,
+    },
+    budgetMs: e.GRAPHQL_BUDGET_MS,
+    maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
+    introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
+    corsOrigins: e.CORS_ORIGINS,
+    http: {
+      maxBodyBytes: e.HTTP_MAX_BODY_BYTES,
+      maxHeaderBytes: e.HTTP_MAX_HEADER_BYTES,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    },
+    readinessMaxAgeMs: e.READINESS_MAX_AGE_MS,
+    resilience: {
+      retries: e.PIM_RETRIES,
+      retryBaseMs: e.PIM_RETRY_BASE_MS,
+      breakerThreshold: e.PIM_BREAKER_THRESHOLD,
+      halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
+    },
+    maxUpstreamBodyBytes: e.PIM_MAX_BODY_BYTES,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    otelServiceName: e.OTEL_SERVICE_NAME,
     coalesce: e.PIM_COALESCE,
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,

@@ -1,7 +1,9 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
-import type { InputLimits } from './pim/endpoints.ts';
+import type { InputLimits, PimRequest } from './pim/endpoints.ts';
+import { requestIdOf } from './plugins/request-log.ts';
+import { createBudgetSignal } from './pim/budget.ts';
 
 /** What this server adds to Yoga's context. */
 export interface PimContext {
@@ -18,22 +20,43 @@ export interface ContextOptions {
   forwardHeaders: readonly string[];
   /** Sent as `X-API-KEY` when the caller sent none. */
   apiKey?: string | undefined;
+  /** Overall deadline of one HTTP request's upstream work. @default 20000 */
+  budgetMs?: number;
+  /** Distinct upstream calls one HTTP request may cause. @default 50 */
+  maxUpstreamCalls?: number;
+  /** Told about each load answered by the request's DataLoader cache (a deduplicated call). */
+  onDedup?: (request: PimRequest) => void;
 }
 
 /**
  * Builds the per-request context factory. The PIM API is cached per HTTP request rather than
  * per operation, so every operation of a batched request shares one set of loaders.
  */
-export function createContextFactory({ client, limits, forwardHeaders, apiKey }: ContextOptions) {
+export function createContextFactory({
+  client,
+  limits,
+  forwardHeaders,
+  apiKey,
+  budgetMs = 20_000,
+  maxUpstreamCalls = 50,
+  onDedup,
+}: ContextOptions) {
   const apis = new WeakMap<Request, PimApi>();
   return ({ request }: YogaInitialContext): PimContext => {
     let pim = apis.get(request);
     if (!pim) {
+      // The request id travels upstream so PIM logs can be matched with ours.
+      const headers = {
+        ...upstreamHeaders(request.headers, forwardHeaders, apiKey),
+        'x-request-id': requestIdOf(request),
+      };
       pim = createPimApi({
         client,
         limits,
-        headers: upstreamHeaders(request.headers, forwardHeaders, apiKey),
-        signal: request.signal,
+        headers,
+        signal: createBudgetSignal(request.signal, budgetMs, headers),
+        maxCalls: maxUpstreamCalls,
+        onDedup,
       });
       apis.set(request, pim);
     }
@@ -49,7 +72,8 @@ function upstreamHeaders(
   const headers: Record<string, string> = {};
   for (const name of forward) {
     const value = incoming.get(name);
-    if (value !== null) headers[name] = value;
+    // An empty value (GraphiQL's blank X-API-KEY slot) counts as absent, so the server's key applies.
+    if (value !== null && value !== '') headers[name] = value;
   }
   if (apiKey !== undefined && headers['x-api-key'] === undefined) headers['x-api-key'] = apiKey;
   return headers;

@@ -1,4 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import { createApp, type App } from './app.ts';
@@ -6,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDemoService } from './demo/service.ts';
 import { API_PREFIX } from './pim/endpoints.ts';
 import { createLogger } from './logger.ts';
+import { createServer } from './http/server.ts';
 
 let config: Config;
 try {
@@ -20,10 +20,13 @@ const logger = createLogger(config.logLevel);
 const demo = config.pimBaseUrl ? undefined : createServerAdapter(createDemoService());
 let app: App | undefined;
 
-const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-  if (demo && req.url?.startsWith(`${API_PREFIX}/`)) return void demo(req, res);
-  if (app) return void app.yoga(req, res);
-  res.writeHead(503).end();
+const server = createServer(() => app, {
+  ...config.http,
+  routes: (req, res) => {
+    if (!demo || !req.url?.startsWith(`${API_PREFIX}/`)) return false;
+    void demo(req, res);
+    return true;
+  },
 });
 
 server.listen(config.port, config.host, () => {
@@ -38,8 +41,7 @@ server.listen(config.port, config.host, () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     logger.info(`${signal} received, shutting down`);
-    server.close(() => void app?.close().finally(() => process.exit(0)));
-    server.closeIdleConnections();
+    void server.shutdown().finally(() => process.exit(0));
   });
 }
 

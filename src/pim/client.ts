@@ -4,6 +4,8 @@ import type { PimRequest } from './endpoints.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createCoalescing } from './coalesce.ts';
 import { createCredentialKey } from './credential.ts';
+import { checkedUrl, readLimitedText } from './guards.ts';
+import { createResilience, parseRetryAfter, type ResilienceOptions, type UpstreamStatus } from './resilience.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -20,6 +22,12 @@ export interface PimClientOptions {
   coalesce?: boolean;
   /** HTTP cache of upstream answers; false turns it off. @default {} (in memory) */
   cache?: Omit<ResponseCacheOptions, 'credentialKey'> | false;
+  /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
+  telemetry?: Layer;
+  /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. @default 8 MiB */
+  maxBodyBytes?: number;
+  /** Retries and circuit breaker. */
+  resilience?: ResilienceOptions;
 }
 
 /** Sends one GET and resolves with the parsed JSON body of a 2xx answer, else rejects with a PimError. */
@@ -32,6 +40,8 @@ export type Layer = (next: Send) => Send;
 export interface PimClient {
   get: Send;
   close(): Promise<void>;
+  /** Breaker state and last success, for readiness and metrics. */
+  status: UpstreamStatus;
 }
 
 /** Creates the upstream client around one pooled undici Agent. */
@@ -43,9 +53,11 @@ export function createPimClient({
   credentialHeaders,
   coalesce = true,
   cache: cacheOptions = {},
+  telemetry,
+  maxBodyBytes = 8 * 2 ** 20,
+  resilience: resilienceOptions,
 }: PimClientOptions): PimClient {
   const base = new URL(baseUrl);
-  const prefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
   const agent = new Agent({
     connect: { timeout: connectTimeoutMs },
     connections: maxConcurrency,
@@ -60,13 +72,13 @@ export function createPimClient({
     const deadline = AbortSignal.timeout(requestTimeoutMs);
     const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
-      const response = await request(`${prefix}${pimRequest.path}`, {
+      const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,
         method: 'GET',
         headers: { ...headers, accept: 'application/json' },
         signal: combined,
       });
-      return await readBody(response);
+      return await readBody(response, maxBodyBytes);
     } catch (error) {
       if (error instanceof PimError) throw error;
       // The caller went away: let its own abort reason through rather than blame the PIM.
@@ -74,17 +86,30 @@ export function createPimClient({
       throw classifyFailure(error, deadline.aborted);
     }
   };
-  // Outermost first: each layer sees the calls of the one before it.
-  const layers: Layer[] = [...(coalesce ? [createCoalescing({ credentialKey })] : [])];
+  const resilience = createResilience(resilienceOptions);
+  // Outermost first: each layer sees the calls of the one before it (coalesce, cache, breaker, retry, send).
+  const layers: Layer[] = [
+    ...(coalesce ? [createCoalescing({ credentialKey })] : []),
+    ...resilience.layers,
+    ...(telemetry ? [telemetry] : []),
+  ];
   const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
-  return { get, close: async () => void (await Promise.all([agent.close(), cache?.close()])) };
+  return {
+    get,
+    close: async () => void (await Promise.all([agent.close(), cache?.close()])),
+    status: resilience.status,
+  };
 }
 
-async function readBody(response: Dispatcher.ResponseData): Promise<unknown> {
+async function readBody(response: Dispatcher.ResponseData, maxBytes: number): Promise<unknown> {
   const { statusCode } = response;
-  const text = await response.body.text();
+  const text = await readLimitedText(response, maxBytes);
   const body = parseJson(text);
-  if (statusCode < 200 || statusCode > 299) throw pimErrorFromStatus(statusCode, body);
+  if (statusCode < 200 || statusCode > 299) {
+    const error = pimErrorFromStatus(statusCode, body);
+    error.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+    throw error;
+  }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
   return body;
 }

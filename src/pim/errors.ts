@@ -16,6 +16,8 @@ export type PimErrorCode =
 /** Base class of every failure this folder reports; `message` is safe to show to clients. */
 export class PimError extends Error {
   override name = 'PimError';
+  /** How long the upstream asked us to wait (Retry-After), in ms; only the retry layer reads it. */
+  retryAfterMs: number | undefined;
   constructor(
     readonly code: PimErrorCode,
     message: string,
