@@ -1,0 +1,156 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { faults, startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+
+let upstream: FaultyUpstream;
+beforeAll(async () => {
+  upstream = await startFaultyUpstream();
+});
+afterAll(() => upstream.close());
+
+const accept = 'application/graphql-response+json, application/json;q=0.9';
+const introspection = '{ __schema { queryType { name } } }';
+const typo = '{ catalogProduct(catalogId: "a") }';
+
+describe.each([
+  ['NODE_ENV=production', { NODE_ENV: 'production' }],
+  ['GRAPHQL_INTROSPECTION=false', { GRAPHQL_INTROSPECTION: 'false' }],
+])('with %s', (_name, env) => {
+  let facade: Facade;
+  beforeAll(async () => {
+    facade = await startFacade(upstream.url, env);
+  });
+  afterAll(() => facade.close());
+
+  it('refuses introspection', async () => {
+    const { status, body } = await facade.post(introspection, undefined, { accept });
+    expect(status).toBe(400);
+    expect(body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(body.data).toBeUndefined();
+  });
+
+  it('names no field in suggestions', async () => {
+    const { text } = await facade.post(typo, undefined, { accept });
+    expect(text).toMatch(/Cannot query field/);
+    expect(text).not.toMatch(/Did you mean|catalogProducts/);
+  });
+
+  it('serves no GraphiQL', async () => {
+    const response = await fetch(`${facade.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(await response.text()).not.toMatch(/graphiql/i);
+  });
+});
+
+describe('development defaults', () => {
+  let facade: Facade;
+  beforeAll(async () => {
+    facade = await startFacade(upstream.url, { NODE_ENV: 'development' });
+  });
+  afterAll(() => facade.close());
+
+  it('answers introspection, suggests fields and serves GraphiQL', async () => {
+    expect((await facade.post(introspection)).body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    expect((await facade.post(typo)).body.errors[0].message).toMatch(/Did you mean "catalogProducts"/);
+    const page = await fetch(`${facade.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(await page.text()).toMatch(/graphiql/i);
+  });
+
+  it('sends no CORS headers to any origin when no allow-list is set', async () => {
+    const response = await fetch(`${facade.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('CORS allow-list', () => {
+  let facade: Facade;
+  beforeAll(async () => {
+    facade = await startFacade(upstream.url, { CORS_ORIGINS: 'https://shop.example, https://admin.example' });
+  });
+  afterAll(() => facade.close());
+
+  const preflight = (origin: string) =>
+    fetch(`${facade.url}/graphql`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+
+  it('names exactly a listed origin', async () => {
+    const response = await preflight('https://admin.example');
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://admin.example');
+    expect(response.headers.get('access-control-allow-credentials')).toBeNull();
+  });
+
+  it('gives an unlisted origin nothing to go on', async () => {
+    const response = await preflight('https://evil.example');
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('CSRF prevention, one setting away', () => {
+  let facade: Facade;
+  beforeAll(async () => {
+    facade = await startFacade(upstream.url, { GRAPHQL_CSRF_PREVENTION: 'true' });
+  });
+  afterAll(() => facade.close());
+  const get = (headers: Record<string, string>) =>
+    fetch(`${facade.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept, ...headers } });
+
+  it('refuses a GET without the header a browser cannot add cross-site without a preflight', async () => {
+    expect((await get({})).status).toBe(403);
+    expect((await get({ 'x-graphql-yoga-csrf': '1' })).status).toBe(200);
+  });
+
+  it('lets JSON POSTs through, which always need a preflight', async () => {
+    expect((await facade.post('{ __typename }')).status).toBe(200);
+  });
+});
+
+describe('the node:http server', () => {
+  let facade: Facade;
+  beforeAll(async () => {
+    facade = await startFacade(upstream.url, { HTTP_HEADERS_TIMEOUT_MS: '500' });
+  });
+  afterAll(() => facade.close());
+
+  it('drops a client that sends its headers too slowly (slowloris)', async () => {
+    const socket = connect(facade.port, '127.0.0.1');
+    socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => socket.write('x-slow: 1\r\n'), 100);
+    const started = Date.now();
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    await new Promise((resolve) => socket.once('close', resolve));
+    clearInterval(drip);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('answers /health, and /readiness after one probe of the upstream', async () => {
+    upstream.respond(faults.status(404, '{"error":"No classification"}'));
+    const health = await fetch(`${facade.url}/health`);
+    expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+    const ready = await fetch(`${facade.url}/readiness`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+    expect(upstream.requests.map((r) => r.url)).toEqual([
+      '/pxm/pimapi/v1/classifications/readiness-probe/groups?pageSize=1',
+    ]);
+    // A recent answer is enough: no second probe.
+    expect((await fetch(`${facade.url}/readiness`)).status).toBe(200);
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it('is not ready while the upstream does not answer', async () => {
+    upstream.respond(faults.status(503));
+    const fresh = await startFacade(upstream.url, { PIM_RETRIES: '0' });
+    try {
+      const ready = await fetch(`${fresh.url}/readiness`);
+      expect([ready.status, await ready.json()]).toEqual([503, { status: 'unready' }]);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
