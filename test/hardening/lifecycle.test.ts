@@ -1,0 +1,89 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { faults, startFaultyUpstream, type FaultyUpstream, type Handler } from '../helpers/faulty-upstream.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+
+let upstream: FaultyUpstream;
+let facade: Facade | undefined;
+beforeAll(async () => {
+  upstream = await startFaultyUpstream();
+});
+afterEach(async () => {
+  await facade?.close().catch(() => undefined);
+  facade = undefined;
+});
+afterAll(() => upstream.close());
+
+const query = (id: string) => `{ classificationGroups(classificationId: "${id}") }`;
+const post = (url: string, id: string, signal?: AbortSignal) =>
+  fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: query(id) }),
+    signal,
+  });
+
+describe('graceful shutdown', () => {
+  it('stops accepting, lets requests in flight finish, then closes', async () => {
+    upstream.respond(faults.slowHeaders(300));
+    facade = await startFacade(upstream.url, { SHUTDOWN_GRACE_MS: '5000' });
+    const { url } = facade;
+    const inFlight = ['A', 'B', 'C'].map((id) => post(url, id));
+    await expect.poll(() => upstream.requests.length).toBe(3);
+
+    const started = Date.now();
+    const shutdown = facade.close();
+    facade = undefined;
+    // New connections are refused at once, while the three requests still get their answers.
+    await expect(post(url, 'D')).rejects.toThrow();
+    const bodies = await Promise.all(inFlight.map(async (r) => (await r).json()));
+    expect(bodies.map((b: any) => b.data.classificationGroups.data[0].url)).toEqual([
+      '/pxm/pimapi/v1/classifications/A/groups',
+      '/pxm/pimapi/v1/classifications/B/groups',
+      '/pxm/pimapi/v1/classifications/C/groups',
+    ]);
+    await shutdown;
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(upstream.requests).toHaveLength(3);
+  });
+
+  it('cuts what is still running when the grace period ends', async () => {
+    upstream.respond(() => undefined);
+    facade = await startFacade(upstream.url, { SHUTDOWN_GRACE_MS: '300', GRAPHQL_BUDGET_MS: '60000' });
+    // Settled into a value right away, so the expected failure is never an unhandled rejection.
+    const stuck = post(facade.url, 'A').then(
+      () => 'answered',
+      () => 'cut',
+    );
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    const started = Date.now();
+    await facade.close();
+    facade = undefined;
+    expect(await stuck).toBe('cut');
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe('client disconnect', () => {
+  it('aborts the upstream calls the request started', async () => {
+    const closed: string[] = [];
+    const hang: Handler = (req) => req.socket.once('close', () => closed.push(req.url ?? ''));
+    upstream.respond(hang);
+    facade = await startFacade(upstream.url, { GRAPHQL_BUDGET_MS: '60000', PIM_TIMEOUT_MS: '60000' });
+    const controller = new AbortController();
+    const request = fetch(`${facade.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ a: ${query('A').slice(2, -2)} b: ${query('B').slice(2, -2)} }` }),
+      signal: controller.signal,
+    });
+    await expect.poll(() => upstream.requests.length).toBe(2);
+    const started = Date.now();
+    controller.abort();
+    await expect(request).rejects.toThrow();
+    // Both upstream sockets close long before any deadline would have ended them.
+    await expect
+      .poll(() => closed.sort(), { timeout: 5_000 })
+      .toEqual(['/pxm/pimapi/v1/classifications/A/groups', '/pxm/pimapi/v1/classifications/B/groups']);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
