@@ -87,7 +87,7 @@ try {
     const rest = await measure(upstream, upstream, { url: `${upstream.url}${restPath}`, connections: 1 });
     rows.push({ server: 'direct REST', scenario: 'one call, 1 connection', delayMs, connections: 1, ...rest });
     for (const { name, query, connections, cacheable = false } of scenarios) {
-      if (values.only && values.only !== name) continue;
+      if (values.only && !values.only.split(';').includes(name)) continue;
       upstream.send({ type: 'set', delayMs, cacheable });
       // A credential per scenario keeps each one's cache entries to itself.
       const key = `bench-${delayMs}-${name}`;
