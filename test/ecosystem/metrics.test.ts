@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { serveApp } from './serve.ts';
+
+// Products answer from the echo; group reads are 404, except group BUSY, which is 503 once.
+let busyOnce = true;
+function handler(req: Parameters<typeof echo>[0], res: Parameters<typeof echo>[1]) {
+  if (req.url?.includes('/groups/BUSY') && busyOnce) {
+    busyOnce = false;
+    return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":503}');
+  }
+  if (req.url?.includes('/groups/')) {
+    return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":404,"error":"No group"}');
+  }
+  echo(req, res);
+}
+
+let upstream: Upstream;
+let server: Awaited<ReturnType<typeof serveApp>>;
+
+beforeAll(async () => {
+  upstream = await startUpstream(handler);
+  server = await serveApp(upstream.url, { PIM_CACHE: 'false', PIM_RETRY_BASE_MS: '1' });
+});
+afterAll(async () => {
+  await server?.close();
+  await upstream?.close();
+});
+beforeEach(() => {
+  upstream.reset();
+});
+
+async function post(query: string, headers: Record<string, string> = {}) {
+  const response = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query }),
+  });
+  return { response, body: await response.json() };
+}
+
+/** The value of one sample line in Prometheus text format, e.g. `name{a="b"}`. */
+async function scrape() {
+  const response = await fetch(`${server.origin}/metrics`);
+  expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+  const text = await response.text();
+  return (sample: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+    return line === undefined ? undefined : Number(line.slice(sample.length + 1));
+  };
+}
+
+describe('/metrics', () => {
+  it('counts operations, errors by code, upstream calls by operation and status, dedup hits and retries', async () => {
+    const { body } = await post(`query Observed {
+      a: catalogProducts(catalogId: "MACHINERY", pageSize: 1)
+      b: catalogProducts(catalogId: "MACHINERY", pageSize: 1)
+      missing: classificationGroup(classificationId: "ECLASS-DEMO", classificationGroupId: "NOPE")
+      busy: classificationGroup(classificationId: "ECLASS-DEMO", classificationGroupId: "BUSY")
+    }`);
+    expect(body.errors.map((e: any) => e.extensions.code).sort()).toEqual(['NOT_FOUND', 'NOT_FOUND']);
+    const value = await scrape();
+    const op = 'operation_type="query",operation_name="Observed"';
+    expect(value(`graphql_operations_total{${op}}`)).toBe(1);
+    expect(value(`graphql_operation_duration_seconds_count{${op}}`)).toBe(1);
+    expect(value('graphql_errors_total{code="NOT_FOUND"}')).toBe(2);
+    expect(value('pim_upstream_requests_total{operation="searchProducts",status="2xx"}')).toBe(1);
+    expect(value('pim_upstream_requests_total{operation="getClassificationGroup",status="404"}')).toBe(2);
+    expect(value('pim_upstream_requests_total{operation="getClassificationGroup",status="503"}')).toBe(1);
+    expect(value('pim_upstream_request_duration_seconds_count{operation="searchProducts",status="2xx"}')).toBe(1);
+    expect(value('pim_dedup_hits_total{operation="searchProducts"}')).toBe(1);
+    expect(value('pim_upstream_retries_total{operation="getClassificationGroup"}')).toBe(1);
+    expect(value('pim_upstream_breaker_state{state="closed"}')).toBe(1);
+    expect(value('pim_upstream_breaker_state{state="open"}')).toBe(0);
+    expect(upstream.requests).toHaveLength(4);
+  });
+
+  it('keeps a registry per app, so two apps in one process count apart', async () => {
+    const other = await serveApp(upstream.url);
+    try {
+      const response = await fetch(`${other.origin}/metrics`);
+      expect(await response.text()).not.toMatch(/graphql_operations_total\{/);
+    } finally {
+      await other.close();
+    }
+  });
+});
