@@ -70,7 +70,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       ...observability.plugins,
-      graphiqlAssets.plugin,
+      // GraphiQL's scripts are served only where GraphiQL itself is.
+      ...(config.introspection ? [graphiqlAssets.plugin] : []),
     ],
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,

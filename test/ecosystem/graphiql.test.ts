@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestApp } from '../helpers/app.ts';
 import { startDemoUpstream } from './demo-upstream.ts';
 import { serveApp } from './serve.ts';
 
@@ -64,3 +65,21 @@ it('opens GraphiQL at /graphql, runs the first example against the demo catalog 
   // The query went through the façade to the demo upstream.
   expect(upstream.requests.some((r) => r.url.includes('/catalogs/MACHINERY/products/search'))).toBe(true);
 }, 90_000);
+
+it('serves only the packaged GraphiQL files, and none of GraphiQL in production', async () => {
+  const asset = await fetch(`${server.origin}/graphiql-assets/yoga-graphiql.umd.js`);
+  expect(asset.status).toBe(200);
+  expect(asset.headers.get('content-type')).toBe('text/javascript');
+  await asset.arrayBuffer();
+  expect((await fetch(`${server.origin}/graphiql-assets/..%2Fpackage.json`)).status).toBe(404);
+
+  const production = createTestApp(upstream.url, { NODE_ENV: 'production' });
+  try {
+    const page = await production.yoga.fetch('http://localhost/graphql', { headers: { accept: 'text/html' } });
+    expect(await page.text()).not.toMatch(/graphiql/i);
+    const script = await production.yoga.fetch('http://localhost/graphiql-assets/yoga-graphiql.umd.js');
+    expect(script.status).toBe(404);
+  } finally {
+    await production.close();
+  }
+});
