@@ -1,5 +1,6 @@
-import { context } from '@opentelemetry/api';
+import { context, propagation } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -10,7 +11,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
-let contextManagerSet = false;
+let globalsSet = false;
 
 export interface TracingOptions {
   /** OTLP/HTTP base URL, e.g. http://collector:4318; spans go to `${endpoint}/v1/traces`. */
@@ -26,9 +27,12 @@ export interface TracingOptions {
  */
 export function createTracerProvider({ endpoint, exporter, serviceName }: TracingOptions) {
   if (!exporter && !endpoint) return undefined;
-  // Parent/child links across awaits need an async context manager; set once per process.
-  if (!contextManagerSet)
-    contextManagerSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (!globalsSet) {
+    // Parent/child links across awaits need an async context manager; `traceparent` headers in
+    // and out need the W3C propagator. Both are process-wide, so they are set once.
+    globalsSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  }
   const processor = exporter
     ? new SimpleSpanProcessor(exporter)
     : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint!.replace(/\/+$/, '')}/v1/traces` }));

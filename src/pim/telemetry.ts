@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
 import { PimError } from './errors.ts';
 import type { Layer } from './client.ts';
@@ -33,7 +33,11 @@ export function createTelemetry({ calls, duration, retries, tracer }: TelemetryO
     });
     let status = '2xx';
     try {
-      return await next(request, headers, signal);
+      if (!span) return await next(request, headers, signal);
+      // `traceparent` lets a traced PIM put its own spans under this one.
+      const traced = { ...headers };
+      propagation.inject(trace.setSpan(context.active(), span), traced);
+      return await next(request, traced, signal);
     } catch (error) {
       status = statusOf(error);
       if (error instanceof PimError && error.status !== undefined)

@@ -1,21 +1,26 @@
-import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GraphQLFormattedError } from 'graphql';
 import { describeOperation } from './operation.ts';
 
 /**
- * One server span per executed operation, named `query OperationName`. Execution runs inside
- * the span's context, so the upstream calls it causes become its children.
+ * One server span per executed operation, named `query OperationName`, continuing the caller's
+ * trace if it sent one. Execution runs inside the span's context, so the upstream calls it
+ * causes become its children.
  */
 export function useTracing({ tracer }: { tracer: Tracer }): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const { type, name } = describeOperation(args.document, args.operationName);
-      const span = tracer.startSpan(`${type} ${name}`, {
-        kind: SpanKind.SERVER,
-        attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name },
-      });
-      const active = trace.setSpan(context.active(), span);
+      // A caller's `traceparent` (a gateway, a traced client) makes this span part of its trace.
+      const { request } = args.contextValue as { request: Request };
+      const parent = propagation.extract(context.active(), Object.fromEntries(request.headers));
+      const span = tracer.startSpan(
+        `${type} ${name}`,
+        { kind: SpanKind.SERVER, attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name } },
+        parent,
+      );
+      const active = trace.setSpan(parent, span);
       setExecuteFn((execArgs) => context.with(active, () => executeFn(execArgs)));
       return {
         onExecuteDone: ({ result }) => {

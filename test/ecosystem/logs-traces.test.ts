@@ -109,6 +109,19 @@ describe('tracing', () => {
     expect(everything).not.toMatch(/MACHINERY|NOPE|secret-key-value/);
   });
 
+  it('continues the caller trace and passes it on to the PIM as traceparent', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await post('query Joined { catalogProducts(catalogId: "MACHINERY") }', {
+      traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+    });
+    const finished = spans.getFinishedSpans();
+    const operation = finished.find((s) => s.name === 'query Joined')!;
+    expect(operation.spanContext().traceId).toBe(traceId);
+    expect(operation.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    const call = finished.find((s) => s.parentSpanContext?.spanId === operation.spanContext().spanId)!;
+    expect(upstream.requests[0]!.headers.traceparent).toBe(`00-${traceId}-${call.spanContext().spanId}-01`);
+  });
+
   it('sends spans to the configured OTLP/HTTP endpoint', async () => {
     const collector = await startUpstream((_req, res) => void res.writeHead(200).end());
     const app = await serveApp(upstream.url, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
