@@ -25,11 +25,11 @@ export type PimApi = Record<OperationName, (args: PimArgs) => Promise<unknown>>;
  */
 export function createPimApi({ client, headers, limits, signal, maxCalls = Infinity, onDedup }: PimApiOptions): PimApi {
   const loader = new DataLoader<PimRequest, unknown, string>(
-    (requests) =>
-      Promise.all(requests.map((r) => client.get(r, headers, signal).catch((error: unknown) => toError(error)))),
-    // The REST service has no batch endpoint, and a batch settles all at once: a fast field
-    // (or the first part of a @defer response) would wait for its slowest sibling. One call per key.
-    { cacheKeyFn: (r) => r.path, batch: false },
+    // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
+    // settles with its own promise, so a fast field (or the first part of a @defer response)
+    // never waits for the slowest call of its batch.
+    async (requests) => requests.map((r) => client.get(r, headers, signal)),
+    { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();
   const call = (operation: OperationName) => (args: PimArgs) => {
@@ -49,9 +49,4 @@ export function createPimApi({ client, headers, limits, signal, maxCalls = Infin
 
 function tooManyCalls(max: number): PimError {
   return new PimError('BAD_USER_INPUT', `This request needs more than ${max} distinct catalog calls; split it up`);
-}
-
-// DataLoader fails a single key only when its slot holds an Error instance.
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
