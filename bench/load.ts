@@ -7,13 +7,15 @@ export interface Stats {
   served: number;
   cpu: NodeJS.CpuUsage;
   rss: number;
+  heapUsed: number;
   peakRss: number;
 }
 
 /** A benchmark server in a child process (see server.ts). */
 export interface ServerProcess {
   url: string;
-  stats(): Promise<Stats>;
+  /** With `gc`, a full collection runs first (the servers run with --expose-gc). */
+  stats(gc?: boolean): Promise<Stats>;
   send(message: object): void;
   stop(): Promise<void>;
 }
@@ -26,13 +28,13 @@ export async function startServer(
 ): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
   const child: ChildProcess = fork(entry, [kind, JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx', ...nodeFlags],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags],
   });
   const [ready] = (await once(child, 'message')) as [{ url: string }];
   return {
     url: ready.url,
-    async stats() {
-      child.send({ type: 'stats' });
+    async stats(gc = false) {
+      child.send({ type: 'stats', gc });
       const [stats] = (await once(child, 'message')) as [Stats];
       return stats;
     },
@@ -68,6 +70,7 @@ export interface LoadResult {
 /** Drives one target with autocannon and reports exact percentiles (its histogram rounds to whole ms). */
 export async function load(options: LoadOptions, collect = true): Promise<LoadResult> {
   const latencies: number[] = [];
+  let errorBodies = 0;
   const started = process.hrtime.bigint();
   let done!: (result: autocannon.Result) => void;
   let failed!: (error: unknown) => void;
@@ -80,6 +83,8 @@ export async function load(options: LoadOptions, collect = true): Promise<LoadRe
       headers: options.headers ?? {},
       connections: options.connections,
       ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 3 }),
+      // A GraphQL error comes with HTTP 200; read the bodies so such answers count as failures.
+      requests: [{ onResponse: (_status, body) => void (body.startsWith('{"errors"') && errorBodies++) }],
     },
     (error, result) => (error ? failed(error) : done(result)),
   );
@@ -90,7 +95,7 @@ export async function load(options: LoadOptions, collect = true): Promise<LoadRe
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
   return {
     requests: result.requests.total,
-    failures: result.non2xx + result.errors + result.timeouts,
+    failures: result.non2xx + result.errors + result.timeouts + errorBodies,
     rps: result.requests.total / seconds,
     p50: at(0.5),
     p99: at(0.99),

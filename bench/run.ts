@@ -26,8 +26,8 @@ const warmup = Number(values.warmup);
 const soak = Number(values.soak);
 
 const one = 'catalogProducts(catalogId: "MACHINERY", languageId: "en", pageSize: 20)';
-const page = (i: number) =>
-  `a${i}: catalogProducts(catalogId: "MACHINERY", languageId: "en", pageSize: 20, page: ${i})`;
+// Pages of 5, so that all ten exist among the demo catalog's 72 machinery products.
+const page = (i: number) => `a${i}: catalogProducts(catalogId: "MACHINERY", languageId: "en", pageSize: 5, page: ${i})`;
 const ten = (alias: (i: number) => string) => Array.from({ length: 10 }, (_, i) => alias(i)).join(' ');
 const queries = {
   one: `{ ${one} }`,
@@ -102,9 +102,11 @@ try {
   upstream.send({ type: 'set', delayMs: 0, cacheable: false });
   // Memory over a long run: RSS after each quarter of the soak at 200 connections.
   const rssMB: number[] = [];
+  const liveHeapMB: number[] = [];
   for (let quarter = 0; quarter < 4 && soak > 0; quarter++) {
     await load({ ...graphql(facade.url, queries.one, 200, 'bench-soak'), amount: soak / 4 }, false);
     rssMB.push((await facade.stats()).rss / 2 ** 20);
+    liveHeapMB.push((await facade.stats(true)).heapUsed / 2 ** 20);
   }
   const results = {
     at: new Date().toISOString(),
@@ -115,7 +117,7 @@ try {
     facadeEnv,
     nodeFlags: flags,
     rows,
-    soak: { requests: soak, rssMB },
+    soak: { requests: soak, rssMB, liveHeapMB },
   };
   console.log(report(rows, results.soak));
   await mkdir(new URL('./results/', import.meta.url), { recursive: true });

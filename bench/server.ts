@@ -98,16 +98,18 @@ server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
   process.send!({ type: 'ready', url: `http://127.0.0.1:${port}` });
 });
-process.on('message', (m: { type: string }) => {
+process.on('message', (m: { type: string; gc?: boolean }) => {
   if (m.type !== 'stats') return;
   sampleRss();
+  // After a full collection heapUsed is what is still reachable: the number that shows a leak.
+  if (m.gc) (globalThis as { gc?: () => void }).gc?.();
   process.send!({
     type: 'stats',
     served,
     cpu: process.cpuUsage(),
     rss: process.memoryUsage.rss(),
+    heapUsed: process.memoryUsage().heapUsed,
     peakRss,
-    memory: process.memoryUsage(),
   });
   peakRss = 0;
 });
