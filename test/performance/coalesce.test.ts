@@ -80,13 +80,14 @@ describe('coalescing across concurrent GraphQL requests', () => {
     const gate = gated();
     upstream.respond(gate.handler);
     const quitter = new AbortController();
-    const aborted = app.yoga
-      .fetch('http://localhost/graphql', {
+    const aborted = Promise.resolve(
+      app.yoga.fetch('http://localhost/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: products }),
         signal: quitter.signal,
-      })
+      }),
+    )
       .then((r) => r.json())
       .catch((error: unknown) => error);
     const stayers = Array.from({ length: 3 }, () => app.query(products));
