@@ -29,7 +29,10 @@ export function createReadiness({
   return async () => {
     if (client.status.breaker !== 'closed') return false;
     if (fresh()) return true;
-    await client.get(probe, headers, AbortSignal.timeout(probeTimeoutMs)).catch(() => undefined);
+    // no-cache: an answer from the HTTP cache would say nothing about the upstream now.
+    await client
+      .get(probe, { ...headers, 'cache-control': 'no-cache' }, AbortSignal.timeout(probeTimeoutMs))
+      .catch(() => undefined);
     return fresh();
   };
 }

@@ -63,71 +63,6 @@ const gql = (query: string, variables?: object, target = facade) =>
 const repeat = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join(' ');
 const deep = (levels: number) => `{ catalogProducts(catalogId: "a") ${'{ a '.repeat(levels)}${'}'.repeat(levels + 1)}`;
 
-/** Each id argument, how to query it, and where the id must land in the one upstream request. */
-const idArguments: Array<[string, (v: string) => string, (encoded: string) => string]> = [
-  ['catalogId', (v) => `catalogProducts(catalogId: ${v})`, (e) => `/pxm/pimapi/v1/catalogs/${e}/products/search`],
-  [
-    'classificationId (search)',
-    (v) => `catalogProducts(catalogId: "c", classificationId: ${v})`,
-    (e) => `/pxm/pimapi/v1/catalogs/c/products/search?classificationId=${e}`,
-  ],
-  [
-    'classificationGroupClassificationId',
-    (v) => `catalogProducts(catalogId: "c", classificationGroupClassificationId: ${v})`,
-    (e) => `/pxm/pimapi/v1/catalogs/c/products/search?classificationGroupClassificationId=${e}`,
-  ],
-  [
-    'classificationGroupId (search)',
-    (v) => `catalogProducts(catalogId: "c", classificationGroupId: ${v})`,
-    (e) => `/pxm/pimapi/v1/catalogs/c/products/search?classificationGroupId=${e}`,
-  ],
-  [
-    'classificationId (group)',
-    (v) => `classificationGroup(classificationId: ${v}, classificationGroupId: "g")`,
-    (e) => `/pxm/pimapi/v1/classifications/${e}/groups/g`,
-  ],
-  [
-    'classificationGroupId (group)',
-    (v) => `classificationGroup(classificationId: "c", classificationGroupId: ${v})`,
-    (e) => `/pxm/pimapi/v1/classifications/c/groups/${e}`,
-  ],
-  [
-    'classificationId (groups)',
-    (v) => `classificationGroups(classificationId: ${v})`,
-    (e) => `/pxm/pimapi/v1/classifications/${e}/groups`,
-  ],
-];
-
-describe('ids can never steer the upstream request', () => {
-  const refused = ['..', '.', 'a\u0000b', 'a\r\nb', 'x'.repeat(10_000)];
-  const rows = idArguments.flatMap(([name, field]) =>
-    refused.map((id) => [name, JSON.stringify(id).slice(0, 12), field, id] as const),
-  );
-  it.each(rows)('%s = %s is refused with no upstream call', async (_name, _shown, field, id) => {
-    const { status, body } = await gql(`query($id: ID!) { r: ${field('$id')} }`, { id });
-    expect(status).toBe(200);
-    expect(body.data).toEqual({ r: null });
-    expect(body.errors.map((e: any) => e.extensions.code)).toEqual(['BAD_USER_INPUT']);
-    expect(upstream.requests).toEqual([]);
-  });
-
-  const encoded: Array<[string, string]> = [
-    ['a/b?c#d%e', 'a%2Fb%3Fc%23d%25e'],
-    ['http://evil.example/x?y=1', 'http%3A%2F%2Fevil.example%2Fx%3Fy%3D1'],
-    ['%2e%2e', '%252e%252e'],
-    ['..%2F..%2Fadmin', '..%252F..%252Fadmin'],
-  ];
-  const sentRows = idArguments.flatMap(([name, field, url]) =>
-    encoded.map(([id, e]) => [name, id, field, url(e)] as const),
-  );
-  it.each(sentRows)('%s = %s travels percent-encoded in its own segment', async (_name, id, field, url) => {
-    const { status, body } = await gql(`query($id: ID!) { r: ${field('$id')} }`, { id });
-    expect(status).toBe(200);
-    expect(body.errors).toBeUndefined();
-    expect(upstream.requests.map((r) => r.url)).toEqual([url]);
-  });
-});
-
 /** A check that one of the errors is this refusal, with its code. */
 const refusedWith = (message: string) => (o: Outcome) =>
   expect(o.body.errors).toContainEqual(
@@ -388,8 +323,11 @@ describe('hostile requests', () => {
       loose,
     );
     expect(status).toBe(200);
-    expect(upstream.requests).toHaveLength(50);
+    // Fields resolve in document order, so the first 50 aliases are the ones sent.
+    const sent = Array.from({ length: 50 }, (_, i) => `/pxm/pimapi/v1/catalogs/c${i}/products/search`);
+    expect(upstream.requests.map((r) => r.url).sort()).toEqual(sent.sort());
     expect(body.errors).toHaveLength(950);
+    expect(body.errors.map((e: any) => e.path[0])).toEqual(Array.from({ length: 950 }, (_, i) => `a${i + 50}`));
     expect(new Set(body.errors.map((e: any) => e.extensions.code))).toEqual(new Set(['BAD_USER_INPUT']));
     expect(body.errors[0].message).toBe('This request needs more than 50 distinct catalog calls; split it up');
   });
