@@ -87,7 +87,8 @@ export function createPimClient({
     }
   };
   const resilience = createResilience(resilienceOptions);
-  // Outermost first: each layer sees the calls of the one before it (coalesce, cache, breaker, retry, send).
+  // Outermost first: each layer sees the calls of the one before it. Coalescing shares one flight, and
+  // so one breaker decision and one retry sequence; the HTTP cache sits inside send, in the dispatcher.
   const layers: Layer[] = [
     ...(coalesce ? [createCoalescing({ credentialKey })] : []),
     ...resilience.layers,
