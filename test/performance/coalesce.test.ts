@@ -98,4 +98,29 @@ describe('coalescing across concurrent GraphQL requests', () => {
     for (const { body } of await Promise.all(stayers)) expect(body.errors).toBeUndefined();
     expect(upstream.requests).toHaveLength(1);
   });
+
+  it('aborts the shared call once every waiter has gone', async () => {
+    let closed = 0;
+    upstream.respond((req) => req.on('close', () => closed++));
+    const clients = Array.from({ length: 3 }, () => new AbortController());
+    const replies = clients.map((client) =>
+      app.yoga
+        .fetch('http://localhost/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: products }),
+          signal: client.signal,
+        })
+        .catch((error: unknown) => error),
+    );
+    await until(() => upstream.requests.length === 1);
+    clients[0]!.abort();
+    clients[1]!.abort();
+    await sleep(100);
+    expect(closed).toBe(0);
+    clients[2]!.abort();
+    await Promise.all(replies);
+    await until(() => closed === 1);
+    expect(upstream.requests).toHaveLength(1);
+  });
 });
