@@ -104,14 +104,14 @@ describe('coalescing across concurrent GraphQL requests', () => {
     upstream.respond((req) => req.on('close', () => closed++));
     const clients = Array.from({ length: 3 }, () => new AbortController());
     const replies = clients.map((client) =>
-      app.yoga
-        .fetch('http://localhost/graphql', {
+      Promise.resolve(
+        app.yoga.fetch('http://localhost/graphql', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ query: products }),
           signal: client.signal,
-        })
-        .catch((error: unknown) => error),
+        }),
+      ).catch((error: unknown) => error),
     );
     await until(() => upstream.requests.length === 1);
     clients[0]!.abort();
