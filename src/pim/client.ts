@@ -81,8 +81,9 @@ export function createPimClient({
       return await readBody(response, maxBodyBytes);
     } catch (error) {
       if (error instanceof PimError) throw error;
-      // The caller went away: let its own abort reason through rather than blame the PIM.
-      if (signal?.aborted) throw signal.reason;
+      // The caller went away: let its own abort reason through rather than blame the PIM. The
+      // composite signal is the one to ask: a server request's own signal may report it late.
+      if (combined.aborted && !deadline.aborted) throw signal?.aborted ? signal.reason : combined.reason;
       throw classifyFailure(error, deadline.aborted);
     }
   };

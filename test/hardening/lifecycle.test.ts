@@ -87,3 +87,26 @@ describe('client disconnect', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
+
+describe('client disconnects and the breaker', () => {
+  it.each(['true', 'false'])('calls abandoned by their clients never open it (coalescing %s)', async (coalesce) => {
+    upstream.respond(() => undefined);
+    facade = await startFacade(upstream.url, {
+      PIM_BREAKER_THRESHOLD: '2',
+      PIM_COALESCE: coalesce,
+      PIM_CACHE: 'false',
+    });
+    const controllers = ['A', 'B', 'C', 'D'].map(() => new AbortController());
+    const requests = controllers.map((c, i) => post(facade!.url, `abandoned-${i}`, c.signal).catch(() => 'aborted'));
+    await expect.poll(() => upstream.requests.length).toBe(4);
+    for (const controller of controllers) controller.abort();
+    expect(await Promise.all(requests)).toEqual(['aborted', 'aborted', 'aborted', 'aborted']);
+
+    upstream.respond(faults.ok);
+    // Let the abandoned calls unwind through every layer before the next caller arrives.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // With a threshold of 2, four counted failures would have opened the breaker: this would fail fast.
+    const { body } = await facade.post(query('after'));
+    expect(body.errors).toBeUndefined();
+  });
+});
