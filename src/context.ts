@@ -3,7 +3,7 @@ import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
 import type { InputLimits, PimRequest } from './pim/endpoints.ts';
 import { requestIdOf } from './plugins/request-log.ts';
-import { createBudgetSignal } from './pim/budget.ts';
+import { startBudget } from './pim/budget.ts';
 
 /** What this server adds to Yoga's context. */
 export interface PimContext {
@@ -50,11 +50,12 @@ export function createContextFactory({
         ...upstreamHeaders(request.headers, forwardHeaders, apiKey),
         'x-request-id': requestIdOf(request),
       };
+      startBudget(headers, budgetMs);
       pim = createPimApi({
         client,
         limits,
         headers,
-        signal: createBudgetSignal(request.signal, budgetMs, headers),
+        signal: request.signal,
         maxCalls: maxUpstreamCalls,
         onDedup,
       });

@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import type { PimRequest } from './endpoints.ts';
+import { remainingBudgetMs } from './budget.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createCoalescing } from './coalesce.ts';
 import { createCredentialKey } from './credential.ts';
@@ -69,7 +70,10 @@ export function createPimClient({
   const dispatcher = cache ? agent.compose(cache.interceptor) : agent;
 
   const send: Send = async (pimRequest, headers, signal) => {
-    const deadline = AbortSignal.timeout(requestTimeoutMs);
+    // The request's overall budget caps each call's own deadline; a spent budget sends nothing.
+    const timeoutMs = Math.min(requestTimeoutMs, remainingBudgetMs(headers));
+    if (timeoutMs <= 0) throw pimError('UPSTREAM_TIMEOUT', new Error('operation budget spent'));
+    const deadline = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {

@@ -93,7 +93,7 @@ export function createResilience({
         const backoff = Math.random() * Math.min(retryMaxDelayMs, retryBaseMs * 2 ** attempt);
         const wait = Math.max(backoff, error.retryAfterMs ?? 0);
         // A Retry-After past the operation's deadline cannot be honoured: fail now, not later.
-        if (wait >= remainingBudgetMs(signal, headers)) throw error;
+        if (wait >= remainingBudgetMs(headers)) throw error;
         await sleep(wait, undefined, { signal }).catch(() => {
           throw signal?.reason ?? error;
         });

@@ -1,5 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
+import { keepBudget } from './budget.ts';
 import { PimError } from './errors.ts';
 import type { Layer } from './client.ts';
 import type { PimRequest } from './endpoints.ts';
@@ -36,6 +37,7 @@ export function createTelemetry({ calls, duration, retries, tracer }: TelemetryO
       if (!span) return await next(request, headers, signal);
       // `traceparent` lets a traced PIM put its own spans under this one.
       const traced = { ...headers };
+      keepBudget(headers, traced);
       propagation.inject(trace.setSpan(context.active(), span), traced);
       return await next(request, traced, signal);
     } catch (error) {
