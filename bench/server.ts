@@ -3,13 +3,14 @@
  * from the load generator. `tsx bench/server.ts <upstream|facade|floor> '<json options>'`; it
  * reports `{ url }` over IPC once listening and answers `stats` and `set` messages.
  */
-import { createServer, type RequestListener } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { JSONResolver } from 'graphql-scalars';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDemoService } from '../src/demo/service.ts';
+import { createServer as createFacadeServer } from '../src/http/server.ts';
 
 type Kind = 'upstream' | 'facade' | 'floor';
 const [kind, json = '{}'] = process.argv.slice(2) as [Kind, string?];
@@ -49,10 +50,11 @@ function upstream(): RequestListener {
   };
 }
 
-function facade(): RequestListener {
+// The façade behind the same node:http server as `npm start`, with its limits and body checks.
+function facade(): Server {
   const pimBaseUrl = options.upstreamUrl!;
   const config = loadConfig({ PIM_BASE_URL: pimBaseUrl, LOG_LEVEL: 'silent', ...options.env });
-  return createApp({ ...config, pimBaseUrl }).yoga;
+  return createFacadeServer(createApp({ ...config, pimBaseUrl }), config.http);
 }
 
 // The floor: plain Yoga, the same three fields, each answered from memory after the first call.
@@ -88,11 +90,8 @@ function floor(): RequestListener {
   return yoga;
 }
 
-const listener = { upstream, facade, floor }[kind]();
-const server = createServer((req, res) => {
-  served++;
-  listener(req, res);
-});
+const server = kind === 'facade' ? facade() : createServer(kind === 'upstream' ? upstream() : floor());
+server.on('request', () => served++);
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
