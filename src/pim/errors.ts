@@ -18,25 +18,23 @@ export class PimError extends Error {
   override name = 'PimError';
   /** How long the upstream asked us to wait (Retry-After), in ms; only the retry layer reads it. */
   retryAfterMs: number | undefined;
-  constructor(
-    readonly code: PimErrorCode,
-    message: string,
-    /** The upstream HTTP status, when the failure came from a response. */
-    readonly status?: number,
-    options?: ErrorOptions,
-  ) {
+  readonly code: PimErrorCode;
+  /** The upstream HTTP status, when the failure came from a response. */
+  readonly status: number | undefined;
+  constructor(code: PimErrorCode, message: string, status?: number, options?: ErrorOptions) {
     super(message, options);
+    this.code = code;
+    this.status = status;
   }
 }
 
 /** An argument the REST interface cannot accept; raised before any request is sent. */
 export class InvalidArgumentError extends PimError {
   override name = 'InvalidArgumentError';
-  constructor(
-    readonly argument: string,
-    message: string,
-  ) {
+  readonly argument: string;
+  constructor(argument: string, message: string) {
     super('BAD_USER_INPUT', `Invalid argument "${argument}": ${message}`);
+    this.argument = argument;
   }
 }
 
