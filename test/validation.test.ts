@@ -31,6 +31,8 @@ const rejected: Array<[string, string]> = [
   ['catalogProducts(catalogId: "a\\u0000b")', 'catalogId'],
   ['catalogProducts(catalogId: "a\\r\\nX-Injected: 1")', 'catalogId'],
   ['catalogProducts(catalogId: "tab\\there")', 'catalogId'],
+  [search(`sorting: "${'productId,'.repeat(30)}statusId"`), 'sorting'],
+  [search(`languageId: "de${'-abcdefgh'.repeat(5)}"`), 'languageId'],
   [search('classificationId: ".."'), 'classificationId'],
   [search('classificationGroupClassificationId: ""'), 'classificationGroupClassificationId'],
   [search('classificationGroupId: "\\u007f"'), 'classificationGroupId'],
@@ -63,6 +65,12 @@ describe('input checks', () => {
     const { body } = await fixture.app.query(`{ ${field} }`);
     expect(body.errors).toBeUndefined();
     expect(fixture.upstream.requests).toHaveLength(1);
+  });
+
+  it('refuses an id holding a lone surrogate (only variables can carry one)', async () => {
+    const { body } = await fixture.app.query('query($id: ID!) { catalogProducts(catalogId: $id) }', { id: 'a\ud800b' });
+    expect(body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 
   it('refuses an out-of-range Int in GraphQL validation, with no upstream call', async () => {

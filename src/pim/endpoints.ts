@@ -68,9 +68,10 @@ export function buildRequest(operation: OperationName, args: PimArgs, limits: In
   return { operation, template: `${API_PREFIX}/${path}`, path: `${API_PREFIX}/${segments.join('/')}${search}` };
 }
 
-const languagePattern = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
+// Length caps keep a hostile value from growing the URL until a proxy answers 414.
+const languagePattern = /^(?=.{2,35}$)[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
 const sortKey = '[+-]?[A-Za-z_][A-Za-z0-9_.]*';
-const sortingPattern = new RegExp(`^${sortKey}(?:,${sortKey})*$`);
+const sortingPattern = new RegExp(`^(?=.{1,256}$)${sortKey}(?:,${sortKey})*$`);
 // C0 and C1 controls, DEL included: they have no business in an id and break logs and proxies.
 const controlPattern = /[\u0000-\u001f\u007f-\u009f]/;
 
@@ -89,7 +90,10 @@ function checkArgument(name: string, value: string | number | null | undefined, 
       return String(value);
     case 'sorting':
       if (!sortingPattern.test(String(value)))
-        throw new InvalidArgumentError(name, 'must be a property with an optional + or - prefix, e.g. "+productId"');
+        throw new InvalidArgumentError(
+          name,
+          'must be properties with an optional + or - prefix, e.g. "+productId", at most 256 characters',
+        );
       return String(value);
     default:
       return checkId(name, String(value), limits.maxIdLength);
@@ -107,5 +111,7 @@ function checkId(name: string, id: string, maxLength: number): string {
   if (id.length > maxLength)
     throw new InvalidArgumentError(name, `must be at most ${maxLength} characters, got ${id.length}`);
   if (controlPattern.test(id)) throw new InvalidArgumentError(name, 'must not contain control characters');
+  // A lone UTF-16 surrogate has no UTF-8 form, so it cannot be percent-encoded.
+  if (!id.isWellFormed()) throw new InvalidArgumentError(name, 'must be well-formed Unicode');
   return id;
 }
