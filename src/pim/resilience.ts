@@ -35,7 +35,10 @@ const breakerStates = {
   [CircuitState.Isolated]: 'isolated',
 } as const;
 
-const isFault = (error: unknown) => error instanceof PimError && faultCodes.has(error.code);
+// A 3xx or 4xx is the upstream's own verdict on one request, whatever code it maps to: it says the
+// upstream is up. Counting them would let one client open the breaker for everyone with bad URLs.
+const isFault = (error: unknown) =>
+  error instanceof PimError && faultCodes.has(error.code) && !(error.status! >= 300 && error.status! < 500);
 
 function isRetryable(error: unknown): error is PimError {
   if (!(error instanceof PimError)) return false;
@@ -68,6 +71,10 @@ export function createResilience({
         try {
           return await next(request, headers, signal);
         } catch (error) {
+          // A probe its caller abandoned proved nothing: the breaker must not close on it.
+          if (!(error instanceof PimError) && breaker.state === CircuitState.HalfOpen) {
+            throw pimError('UPSTREAM_UNAVAILABLE', error);
+          }
           // A 4xx is the upstream answering: it counts as a success for the breaker, then goes on.
           if (!(error instanceof PimError) || error.status === undefined || isFault(error)) throw error;
           answer = error;

@@ -166,8 +166,36 @@ describe('refused connections and the circuit breaker', () => {
     }
   });
 
-  it('is not opened by answers such as 404 or 401', async () => {
-    upstream.respond(faults.status(404, '{"error":"No groups"}'));
+  it('does not close on a half-open probe its caller abandoned', async () => {
+    const port = await freePort();
+    facade = await startFacade(`http://127.0.0.1:${port}`, {
+      ...env,
+      PIM_BREAKER_THRESHOLD: '2',
+      PIM_BREAKER_HALF_OPEN_MS: '300',
+    });
+    for (let i = 0; i < 2; i++) await facade.post(query);
+    expect(facade.app.upstream.breaker).toBe('open');
+    const hanging = await startFaultyUpstream(() => undefined, port);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const controller = new AbortController();
+      const probe = fetch(`${facade.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+        signal: controller.signal,
+      }).catch(() => 'aborted');
+      await expect.poll(() => hanging.requests.length).toBe(1);
+      controller.abort();
+      expect(await probe).toBe('aborted');
+      await expect.poll(() => facade!.app.upstream.breaker).toBe('open');
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  it.each([404, 401, 405, 414, 431])('is not opened by %i answers', async (status) => {
+    upstream.respond(faults.status(status, '{"error":"No groups"}'));
     facade = await startFacade(upstream.url, { ...env, PIM_BREAKER_THRESHOLD: '2' });
     for (let i = 0; i < 4; i++) await facade.post(query);
     expect(facade.app.upstream.breaker).toBe('closed');
