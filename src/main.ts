@@ -29,6 +29,11 @@ const server = createServer(() => app, {
   },
 });
 
+server.once('error', (error) => {
+  console.error(`Cannot listen on ${config.host ?? 'all interfaces'} port ${config.port}: ${error.message}`);
+  process.exit(1);
+});
+
 server.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
   // The demo lives on this same server; the façade reaches it over loopback like any upstream.
@@ -41,6 +46,9 @@ server.listen(config.port, config.host, () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     logger.info(`${signal} received, shutting down`);
+    // A pool or cache that will not close must not keep the process from exiting.
+    const grace = config.http.shutdownGraceMs ?? 10_000;
+    setTimeout(() => process.exit(1), grace + 5_000).unref();
     void server.shutdown().finally(() => process.exit(0));
   });
 }

@@ -67,6 +67,25 @@ describe('npm start with no configuration', () => {
   });
 });
 
+describe('a port already in use', () => {
+  it('stops the process with one line', async () => {
+    const busy = await start({ PIM_BASE_URL: '' });
+    const port = new URL(busy.url).port;
+    const child = spawn(tsx, [main], {
+      env: { ...process.env, PORT: port, HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const [code] = await once(child, 'exit');
+    busy.child.kill('SIGKILL');
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(
+      `Cannot listen on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+    );
+  });
+});
+
 describe('a bad environment', () => {
   it('stops the process with one line naming the variable', async () => {
     const child: ChildProcess = spawn(tsx, [main], {

@@ -28,6 +28,8 @@ export interface FacadeServer extends Server {
 }
 
 const bodyless = new Set(['GET', 'HEAD', 'OPTIONS']);
+// A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2).
+const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * The node:http server around the app: hardened timeouts and sizes, a request body limit,
@@ -61,6 +63,10 @@ export function createServer(app: App | (() => App | undefined), options: Server
       res.once('close', () => {
         if (--inFlight === 0) drained?.();
       });
+      // Every handler below builds a URL from Host; a malformed one would throw with a stack.
+      if (!hostPattern.test(req.headers.host ?? 'localhost')) {
+        return void send(res, 400, { errors: [{ message: messages[400] }] }, true);
+      }
       const path = (req.url ?? '/').split('?')[0];
       if (path === '/health') return void send(res, 200, { status: 'ok' });
       const facade = current();
@@ -95,6 +101,7 @@ export function createServer(app: App | (() => App | undefined), options: Server
 }
 
 const messages: Record<number, string> = {
+  400: 'The Host header is not a valid host',
   411: 'A request body needs a Content-Length header',
   413: 'The request body is too large',
 };
