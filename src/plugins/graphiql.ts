@@ -65,7 +65,8 @@ export function createGraphiQLAssets({
   const plugin: Plugin = {
     async onRequest({ url, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(`${prefix}/`)) return;
-      const file = decodeURIComponent(url.pathname.slice(prefix.length + 1));
+      // Compared as sent: the packaged names need no escaping, and decoding could throw.
+      const file = url.pathname.slice(prefix.length + 1);
       const type = contentTypes[extname(file)];
       if (!files.has(file) || !type) return void endResponse(new fetchAPI.Response(null, { status: 404 }));
       const body = await readFile(join(dist, file));

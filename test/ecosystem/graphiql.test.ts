@@ -72,6 +72,7 @@ it('serves only the packaged GraphiQL files, and none of GraphiQL in production'
   expect(asset.headers.get('content-type')).toBe('text/javascript');
   await asset.arrayBuffer();
   expect((await fetch(`${server.origin}/graphiql-assets/..%2Fpackage.json`)).status).toBe(404);
+  expect((await fetch(`${server.origin}/graphiql-assets/%E0%A4%A`)).status).toBe(404);
 
   const production = createTestApp(upstream.url, { NODE_ENV: 'production' });
   try {
