@@ -48,7 +48,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     maxConcurrency: config.maxConcurrency,
     credentialHeaders: config.pimApiKey ? [...config.forwardHeaders, 'x-api-key'] : config.forwardHeaders,
     coalesce: config.coalesce,
-    cache: config.cache,
+    cache: config.cache && {
+      ...config.cache,
+      onError: (error) => logger?.warn({ err: error.message }, 'Response cache failed; answering from the upstream'),
+    },
     telemetry: observability.telemetry,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     resilience: config.resilience,

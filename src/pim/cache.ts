@@ -13,6 +13,8 @@ export interface ResponseCacheOptions {
   redisUrl?: string | undefined;
   /** Bound on the in-process store (and on Redis's client-side copy). @default 64 MiB */
   maxBytes?: number;
+  /** Told about Redis failures; the call then goes on as a cache miss. @default ignore */
+  onError?: (error: Error) => void;
 }
 
 /** The undici interceptor to compose on the upstream Agent, and the store's clean-up. */
@@ -31,8 +33,18 @@ export function createResponseCache({
   defaultTtlMs = 0,
   redisUrl,
   maxBytes = 64 * 1024 * 1024,
+  onError = () => undefined,
 }: ResponseCacheOptions): ResponseCache {
-  const redis = redisUrl ? new RedisCacheStore({ clientOpts: redisOptions(redisUrl), maxSize: maxBytes }) : undefined;
+  let reportedAt = 0;
+  // Redis failing means every lookup fails: one report per 10 s says so without flooding the log.
+  const report = (error: Error) => {
+    if (Date.now() - reportedAt < 10_000) return;
+    reportedAt = Date.now();
+    onError(error);
+  };
+  const redis = redisUrl
+    ? new RedisCacheStore({ clientOpts: redisOptions(redisUrl), maxSize: maxBytes, errorCallback: report })
+    : undefined;
   const inner: CacheStore = redis ?? new cacheStores.MemoryCacheStore({ maxSize: maxBytes });
   const interceptor = interceptors.cache({
     store: partitionByCredential(inner, credentialKey),
@@ -67,5 +79,11 @@ function redisOptions(url: string) {
     db: Number(pathname.slice(1) || 0),
     ...(protocol === 'rediss:' ? { tls: {} } : {}),
     keyPrefix: 'pim-graphql:',
+    // While Redis is away every lookup fails at once and counts as a miss, instead of queueing
+    // behind reconnects until the upstream deadline passes.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    retryStrategy: (attempt: number) => Math.min(attempt * 250, 5_000),
   };
 }

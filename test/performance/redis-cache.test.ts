@@ -44,3 +44,26 @@ describe('REDIS_URL: one cache shared by several façade instances', () => {
     expect(keys.join(' ')).not.toMatch(/secret/);
   });
 });
+
+describe('REDIS_URL with Redis gone', () => {
+  it('answers from the upstream at once and closes promptly', async () => {
+    const upstream = await startUpstream();
+    // Nothing listens on the discard port of loopback: every Redis command fails.
+    const app = createTestApp(upstream.url, { REDIS_URL: 'redis://127.0.0.1:9/0' });
+    try {
+      const started = Date.now();
+      for (let i = 0; i < 3; i++) {
+        const { body } = await app.query(products, {}, { 'x-api-key': 'k' });
+        expect(body.errors).toBeUndefined();
+      }
+      // Generous bound: a queueing client would wait for the 10 s upstream deadline instead.
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(upstream.requests).toHaveLength(3);
+    } finally {
+      const closing = Date.now();
+      await app.close();
+      expect(Date.now() - closing).toBeLessThan(3_000);
+      await upstream.close();
+    }
+  });
+});
