@@ -10,13 +10,23 @@ export interface MetricsPluginOptions {
   metrics: Metrics;
   /** Where Prometheus scrapes. @default '/metrics' */
   path?: string;
+  /** Distinct client-chosen operation names kept as label values; later ones count as `other`. @default 100 */
+  maxOperationNames?: number;
 }
 
 /**
  * Serves the app's registry in Prometheus text format and records every operation: count,
  * duration (until the last deferred part) and the `extensions.code` of each error sent.
  */
-export function useMetrics({ metrics, path = '/metrics' }: MetricsPluginOptions): Plugin {
+export function useMetrics({ metrics, path = '/metrics', maxOperationNames = 100 }: MetricsPluginOptions): Plugin {
+  // Operation names come from clients: bounding them bounds the series a hostile client can create.
+  const names = new Set<string>();
+  const label = (name: string) => {
+    if (names.has(name)) return name;
+    if (names.size >= maxOperationNames) return 'other';
+    names.add(name);
+    return name;
+  };
   const countErrors = (result: ResultPart) => {
     for (const error of result.errors ?? []) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
     for (const part of result.incremental ?? []) countErrors(part);
@@ -29,7 +39,7 @@ export function useMetrics({ metrics, path = '/metrics' }: MetricsPluginOptions)
     },
     onExecute({ args }) {
       const { type, name } = describeOperation(args.document, args.operationName);
-      const labels = { operation_type: type, operation_name: name };
+      const labels = { operation_type: type, operation_name: label(name) };
       metrics.operations.inc(labels);
       const stop = metrics.operationDuration.startTimer(labels);
       return {

@@ -75,6 +75,16 @@ describe('/metrics', () => {
     expect(upstream.requests).toHaveLength(4);
   });
 
+  it('bounds the operation names a client can turn into series', async () => {
+    for (let i = 0; i < 110; i++) await post(`query Flood${i} { __typename }`);
+    const sample = await scrape();
+    const named = (name: string) => sample(`graphql_operations_total{operation_type="query",operation_name="${name}"}`);
+    expect(named('Flood0')).toBe(1);
+    expect(named('Flood109')).toBeUndefined();
+    // At most 100 names are kept, and "Observed" from the test above is one of them.
+    expect(named('other')).toBeGreaterThanOrEqual(10);
+  });
+
   it('keeps a registry per app, so two apps in one process count apart', async () => {
     const other = await serveApp(upstream.url);
     try {
