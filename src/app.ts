@@ -69,7 +69,11 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       onDedup: observability.onDedup,
     }),
     plugins: [
-      useSecurity({ introspection: config.introspection, csrfPrevention: config.csrfPrevention }),
+      useSecurity({
+        introspection: config.introspection,
+        csrfPrevention: config.csrfPrevention,
+        serviceSdl: config.serviceSdl,
+      }),
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       ...observability.plugins,

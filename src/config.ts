@@ -51,6 +51,7 @@ const schema = z.object({
   GRAPHQL_BUDGET_MS: int(1, 600_000).default(20_000),
   PIM_MAX_CALLS_PER_REQUEST: int(1, 100_000).default(50),
   GRAPHQL_INTROSPECTION: flag.optional(),
+  FEDERATION_SDL: flag.optional(),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
   CORS_ORIGINS: list.default([]),
   HTTP_MAX_BODY_BYTES: int(1_024, 26_214_400).default(65_536),
@@ -101,6 +102,8 @@ export interface Config {
   maxUpstreamCalls: number;
   /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
   introspection: boolean;
+  /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
+  serviceSdl: boolean;
   csrfPrevention: boolean;
   corsOrigins: string[];
   http: HttpOptions;
@@ -156,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     budgetMs: e.GRAPHQL_BUDGET_MS,
     maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
     introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
     csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
     corsOrigins: e.CORS_ORIGINS,
     http: {

@@ -1,5 +1,5 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 
 export interface SecurityOptions {
@@ -7,6 +7,8 @@ export interface SecurityOptions {
   introspection?: boolean;
   /** Require a custom header on requests a browser would send without a CORS preflight. @default false */
   csrfPrevention?: boolean;
+  /** Federation's `_service { sdl }` answered; it is the whole schema. @default introspection */
+  serviceSdl?: boolean;
 }
 
 /** Header the CSRF prevention plugin asks for; Yoga's own GraphiQL sends it. */
@@ -20,7 +22,11 @@ const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'm
  * prevention (Yoga's plugin), and introspection refused by graphql-js' own rule when off.
  * GET stays allowed for queries only, which is Yoga's default (a GET mutation is a 405).
  */
-export function useSecurity({ introspection = true, csrfPrevention = false }: SecurityOptions = {}): Plugin {
+export function useSecurity({
+  introspection = true,
+  csrfPrevention = false,
+  serviceSdl = introspection,
+}: SecurityOptions = {}): Plugin {
   return {
     onPluginInit({ addPlugin }) {
       if (csrfPrevention) addPlugin(useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }));
@@ -39,6 +45,7 @@ export function useSecurity({ introspection = true, csrfPrevention = false }: Se
     },
     onValidate({ addValidationRule }) {
       if (!introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
+      if (!serviceSdl) addValidationRule(noServiceSdl);
     },
   };
 }
@@ -56,3 +63,12 @@ export function corsFor(origins: readonly string[]): YogaServerOptions<object, o
     return { origin: [origin], methods: ['GET', 'POST'], credentials: false, maxAge: 600 };
   };
 }
+
+// `_service { sdl }` prints the schema like introspection does, so it is off where introspection is.
+const noServiceSdl: ValidationRule = (context) => ({
+  Field(node) {
+    if (node.name.value !== '_service' || context.getParentType()?.name !== 'Query') return;
+    const message = 'The subgraph SDL is not served here; publish it with `npm run sdl` or set FEDERATION_SDL=true';
+    context.reportError(new GraphQLError(message, { nodes: node }));
+  },
+});

@@ -13,6 +13,18 @@ const accept = 'application/graphql-response+json, application/json;q=0.9';
 const introspection = '{ __schema { queryType { name } } }';
 const typo = '{ catalogProduct(catalogId: "a") }';
 
+describe('FEDERATION_SDL=true in production', () => {
+  it('serves _service { sdl } to a gateway while introspection stays off', async () => {
+    const facade = await startFacade(upstream.url, { NODE_ENV: 'production', FEDERATION_SDL: 'true' });
+    try {
+      expect((await facade.post('{ _service { sdl } }')).body.data._service.sdl).toMatch(/catalogProducts/);
+      expect((await facade.post(introspection, undefined, { accept })).status).toBe(400);
+    } finally {
+      await facade.close();
+    }
+  });
+});
+
 describe.each([
   ['NODE_ENV=production', { NODE_ENV: 'production' }],
   ['GRAPHQL_INTROSPECTION=false', { GRAPHQL_INTROSPECTION: 'false' }],
@@ -28,6 +40,13 @@ describe.each([
     expect(status).toBe(400);
     expect(body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(body.data).toBeUndefined();
+  });
+
+  it("does not print the schema through federation's _service either", async () => {
+    const { status, text } = await facade.post('{ _service { sdl } }', undefined, { accept });
+    expect(status).toBe(400);
+    expect(text).toMatch(/FEDERATION_SDL/);
+    expect(text).not.toMatch(/catalogProducts/);
   });
 
   it('names no field in suggestions', async () => {
