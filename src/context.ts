@@ -4,6 +4,7 @@ import type { PimClient } from './pim/client.ts';
 import type { InputLimits, PimRequest } from './pim/endpoints.ts';
 import { requestIdOf } from './plugins/request-log.ts';
 import { startBudget } from './pim/budget.ts';
+import { withErrorContract } from './errors.ts';
 
 /** What this server adds to Yoga's context. */
 export interface PimContext {
@@ -51,14 +52,9 @@ export function createContextFactory({
         'x-request-id': requestIdOf(request),
       };
       startBudget(headers, budgetMs);
-      pim = createPimApi({
-        client,
-        limits,
-        headers,
-        signal: request.signal,
-        maxCalls: maxUpstreamCalls,
-        onDedup,
-      });
+      pim = withErrorContract(
+        createPimApi({ client, limits, headers, signal: request.signal, maxCalls: maxUpstreamCalls, onDedup }),
+      );
       apis.set(request, pim);
     }
     return { pim };

@@ -1,30 +1,37 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type YogaServerOptions } from 'graphql-yoga';
 import { PimError } from './pim/errors.ts';
+import type { PimApi } from './pim/loaders.ts';
 
 /**
- * The error contract in one place: a PimError becomes a GraphQLError with its stable
- * `extensions.code` (and `extensions.upstream.status` when the PIM answered); anything else
- * is masked by Yoga as an internal error. `extensions.http` is never set, so an upstream 404
- * stays a field error inside an HTTP 200 response.
+ * The error contract in one place: every PimError leaves the PIM API as a GraphQLError with its
+ * stable `extensions.code` (and `extensions.upstream.status` when the PIM answered). Converting
+ * here, before Yoga masks errors, keeps these expected outcomes out of the error log.
+ * `extensions.http` is never set, so an upstream 404 stays a field error in an HTTP 200 response.
+ */
+export function withErrorContract(api: PimApi): PimApi {
+  const wrap =
+    (call: PimApi[keyof PimApi]): PimApi[keyof PimApi] =>
+    (args) => {
+      try {
+        return call(args).catch((error: unknown) => Promise.reject(toContractError(error)));
+      } catch (error) {
+        throw toContractError(error);
+      }
+    };
+  return Object.fromEntries(Object.entries(api).map(([name, call]) => [name, wrap(call)])) as PimApi;
+}
+
+function toContractError(error: unknown): unknown {
+  if (!(error instanceof PimError)) return error;
+  const upstream = error.status === undefined ? {} : { upstream: { status: error.status } };
+  return new GraphQLError(error.message, { extensions: { code: error.code, ...upstream } });
+}
+
+/**
+ * Anything outside the contract reaches clients as Yoga's generic "Unexpected error.", never
+ * with a stack (whatever NODE_ENV says); Yoga logs the original on the server.
  */
 export const maskError: NonNullable<
   Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
->['maskError'] = (error, message) => {
-  const original = error instanceof GraphQLError ? error.originalError : error;
-  if (original instanceof PimError) return toGraphQLError(original, error);
-  // Details of anything else stay in the server log; clients only see the generic message.
-  return yogaMaskError(error, message, false);
-};
-
-function toGraphQLError(original: PimError, error: unknown): GraphQLError {
-  const located = error instanceof GraphQLError ? error : undefined;
-  return new GraphQLError(original.message, {
-    nodes: located?.nodes,
-    path: located?.path,
-    extensions: {
-      code: original.code,
-      ...(original.status === undefined ? {} : { upstream: { status: original.status } }),
-    },
-  });
-}
+>['maskError'] = (error, message) => yogaMaskError(error, message, false);

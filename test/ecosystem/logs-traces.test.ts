@@ -72,6 +72,13 @@ describe('request id and logs', () => {
     expect(rawLog.join('')).not.toContain('secret-key-value');
   });
 
+  it('logs contract errors (here NOT_FOUND) as outcomes, not as server errors', async () => {
+    const before = logLines.length;
+    const { body } = await post('{ classificationGroup(classificationId: "E", classificationGroupId: "missing") }');
+    expect(body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect(logLines.slice(before).filter((l) => l.level >= 50)).toEqual([]);
+  });
+
   it('replaces a missing or unsafe id with a generated one', async () => {
     const { response } = await post('{ catalogProducts(catalogId: "MACHINERY") }', { 'x-request-id': 'a b{c}' });
     const id = response.headers.get('x-request-id');
