@@ -66,7 +66,9 @@ const schema = z.object({
   PIM_BREAKER_THRESHOLD: int(1, 1_000).default(10),
   PIM_BREAKER_HALF_OPEN_MS: int(100, 600_000).default(10_000),
   PIM_MAX_BODY_BYTES: int(1_024, 1_073_741_824).default(8_388_608),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' }).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' })
+    .optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default('pim-graphql-facade'),
   PIM_COALESCE: flag.default(true),
   PIM_CACHE: flag.default(true),
@@ -132,7 +134,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
-    throw new ConfigError(`Invalid ${name}=${JSON.stringify(present[name])}: expected ${issue.message}`);
+    throw new ConfigError(
+      `Invalid ${name}=${JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
+    );
   }
   const e = parsed.data;
   return {
@@ -187,4 +191,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       redisUrl: e.REDIS_URL,
     },
   };
+}
+
+// A URL setting may carry a password (REDIS_URL): the error line must not print it.
+function withoutPassword(value: string | undefined): string | undefined {
+  return value?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
 }

@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
 describe('loadConfig', () => {
+  it('never prints the password of a rejected URL setting', () => {
+    expect(() => loadConfig({ PIM_BASE_URL: 'ftp://user:s3cret@host' })).toThrow(
+      'Invalid PIM_BASE_URL="ftp://user:***@host": expected',
+    );
+  });
+
   it('has working defaults with an empty environment (the demo catalog)', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({

@@ -23,7 +23,9 @@ export function createReadiness({
   maxAgeMs = 30_000,
   probeTimeoutMs = 2_000,
 }: ReadinessOptions): () => Promise<boolean> {
-  const probe = buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
+  // Built anew for each probe: telemetry counts a request object it has seen before as a retry.
+  const probe = () =>
+    buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
   const fresh = () =>
     client.status.breaker === 'closed' && Date.now() - (client.status.lastSuccessAt ?? -Infinity) <= maxAgeMs;
   return async () => {
@@ -31,7 +33,7 @@ export function createReadiness({
     if (fresh()) return true;
     // no-cache: an answer from the HTTP cache would say nothing about the upstream now.
     await client
-      .get(probe, { ...headers, 'cache-control': 'no-cache' }, AbortSignal.timeout(probeTimeoutMs))
+      .get(probe(), { ...headers, 'cache-control': 'no-cache' }, AbortSignal.timeout(probeTimeoutMs))
       .catch(() => undefined);
     return fresh();
   };

@@ -21,7 +21,16 @@ export function useTracing({ tracer }: { tracer: Tracer }): Plugin {
         parent,
       );
       const active = trace.setSpan(parent, span);
-      setExecuteFn((execArgs) => context.with(active, () => executeFn(execArgs)));
+      setExecuteFn(async (execArgs) => {
+        try {
+          return await context.with(active, () => executeFn(execArgs));
+        } catch (error) {
+          // onExecuteDone never runs for a thrown execution: end the span here, or it stays open.
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+          throw error;
+        }
+      });
       return {
         onExecuteDone: ({ result }) => {
           if (!isAsyncIterable(result)) return void finish(span, result);
