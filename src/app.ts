@@ -37,6 +37,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     otlpEndpoint: config.otlpEndpoint,
     spanExporter: extras.spanExporter,
     serviceName: config.otelServiceName,
+    metricsPath: config.metricsPath,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
   });

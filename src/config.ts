@@ -70,6 +70,10 @@ const schema = z.object({
     .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' })
     .optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default('pim-graphql-facade'),
+  METRICS_PATH: z
+    .string()
+    .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
+    .default('/metrics'),
   PIM_COALESCE: flag.default(true),
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
@@ -115,6 +119,8 @@ export interface Config {
   /** OTLP/HTTP collector base URL; undefined turns tracing off. */
   otlpEndpoint: string | undefined;
   otelServiceName: string;
+  /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
+  metricsPath: string | false;
   /** Share identical in-flight upstream GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
@@ -184,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUpstreamBodyBytes: e.PIM_MAX_BODY_BYTES,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: e.OTEL_SERVICE_NAME,
+    metricsPath: e.METRICS_PATH === 'off' ? false : e.METRICS_PATH,
     coalesce: e.PIM_COALESCE,
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,

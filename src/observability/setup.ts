@@ -19,8 +19,8 @@ export interface ObservabilityOptions {
   spanExporter?: SpanExporter | undefined;
   /** @default 'pim-graphql-facade' */
   serviceName?: string;
-  /** @default '/metrics' */
-  metricsPath?: string;
+  /** Where Prometheus scrapes; false serves no endpoint (metrics are still kept). @default '/metrics' */
+  metricsPath?: string | false;
   /** The client's breaker state, read when /metrics is scraped. */
   upstreamStatus?: () => UpstreamStatus | undefined;
 }

@@ -8,8 +8,8 @@ type ResultPart = { errors?: readonly GraphQLFormattedError[]; incremental?: rea
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
-  /** Where Prometheus scrapes. @default '/metrics' */
-  path?: string;
+  /** Where Prometheus scrapes; false serves no endpoint. @default '/metrics' */
+  path?: string | false;
   /** Distinct client-chosen operation names kept as label values; later ones count as `other`. @default 100 */
   maxOperationNames?: number;
 }
@@ -33,7 +33,7 @@ export function useMetrics({ metrics, path = '/metrics', maxOperationNames = 100
   };
   return {
     async onRequest({ url, request, endResponse, fetchAPI }) {
-      if (url.pathname !== path || request.method !== 'GET') return;
+      if (path === false || url.pathname !== path || request.method !== 'GET') return;
       const body = await metrics.registry.metrics();
       endResponse(new fetchAPI.Response(body, { headers: { 'content-type': metrics.registry.contentType } }));
     },

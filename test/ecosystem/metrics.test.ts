@@ -85,6 +85,18 @@ describe('/metrics', () => {
     expect(named('other')).toBeGreaterThanOrEqual(10);
   });
 
+  it('moves or turns off the endpoint with METRICS_PATH', async () => {
+    const moved = await serveApp(upstream.url, { METRICS_PATH: '/internal/metrics' });
+    const off = await serveApp(upstream.url, { METRICS_PATH: 'off' });
+    try {
+      expect((await fetch(`${moved.origin}/internal/metrics`)).status).toBe(200);
+      expect((await fetch(`${moved.origin}/metrics`)).status).not.toBe(200);
+      expect((await fetch(`${off.origin}/metrics`)).status).not.toBe(200);
+    } finally {
+      await Promise.all([moved.close(), off.close()]);
+    }
+  });
+
   it('keeps a registry per app, so two apps in one process count apart', async () => {
     const other = await serveApp(upstream.url);
     try {
