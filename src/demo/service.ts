@@ -1,9 +1,10 @@
+import { API_PREFIX } from '../pim/endpoints.ts';
 import { loadDemoData, type DemoIndex } from './data.ts';
 import { BadRequestError, fail, toResponse, type Reply } from './envelope.ts';
 import { listGroups, readGroup } from './groups.ts';
 import { searchProducts } from './products.ts';
 
-const PREFIX = ['pxm', 'pimapi', 'v1'];
+const PREFIX = API_PREFIX.split('/').slice(1);
 
 /** Decodes each segment on its own, so an id `a/b` sent as `a%2Fb` stays one segment. */
 function segments(pathname: string): string[] | undefined {

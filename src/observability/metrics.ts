@@ -1,10 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { UpstreamStatus } from '../pim/resilience.ts';
+import { breakerStateNames, type UpstreamStatus } from '../pim/resilience.ts';
 
 /** Seconds; upstream calls and operations share the buckets so the two can be compared. */
 const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-const breakerStates = ['closed', 'open', 'half-open', 'isolated'] as const;
 
 export interface MetricsOptions {
   /** Node.js process metrics (CPU, memory, event loop). @default true */
@@ -76,7 +74,7 @@ export function createMetrics({ defaultMetrics = true, upstreamStatus }: Metrics
       collect() {
         const current = upstreamStatus?.()?.breaker;
         if (current === undefined) return;
-        for (const state of breakerStates) this.set({ state }, state === current ? 1 : 0);
+        for (const state of breakerStateNames) this.set({ state }, state === current ? 1 : 0);
       },
     }),
   };

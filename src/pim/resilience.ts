@@ -37,6 +37,9 @@ const breakerStates = {
 
 // A 3xx or 4xx is the upstream's own verdict on one request, whatever code it maps to: it says the
 // upstream is up. Counting them would let one client open the breaker for everyone with bad URLs.
+/** Every state the breaker can report, as metrics label it. */
+export const breakerStateNames = Object.values(breakerStates);
+
 const isFault = (error: unknown) =>
   error instanceof PimError && faultCodes.has(error.code) && !(error.status! >= 300 && error.status! < 500);
 

@@ -1,10 +1,6 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
-import type { GraphQLFormattedError } from 'graphql';
 import type { Metrics } from '../observability/metrics.ts';
-import { describeOperation } from './operation.ts';
-
-/** A response or one part of a multipart response; deferred parts nest under `incremental`. */
-type ResultPart = { errors?: readonly GraphQLFormattedError[]; incremental?: readonly ResultPart[] };
+import { describeOperation, errorsOf, type ResultPart } from './operation.ts';
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
@@ -28,8 +24,7 @@ export function useMetrics({ metrics, path = '/metrics', maxOperationNames = 100
     return name;
   };
   const countErrors = (result: ResultPart) => {
-    for (const error of result.errors ?? []) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
-    for (const part of result.incremental ?? []) countErrors(part);
+    for (const error of errorsOf(result)) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
   };
   return {
     async onRequest({ url, request, endResponse, fetchAPI }) {

@@ -1,7 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import type { GraphQLFormattedError } from 'graphql';
-import { describeOperation } from './operation.ts';
+import { describeOperation, errorsOf, type ResultPart } from './operation.ts';
 
 /**
  * One server span per executed operation, named `query OperationName`, continuing the caller's
@@ -41,10 +40,8 @@ export function useTracing({ tracer }: { tracer: Tracer }): Plugin {
   };
 }
 
-type ResultPart = { errors?: readonly GraphQLFormattedError[]; incremental?: readonly ResultPart[] };
-
 function record(span: Span, result: ResultPart) {
-  const errors = [...(result.errors ?? []), ...(result.incremental ?? []).flatMap((part) => part.errors ?? [])];
+  const errors = errorsOf(result);
   if (errors.length === 0) return;
   span.setAttribute('graphql.error.count', errors.length);
   span.setStatus({ code: SpanStatusCode.ERROR, message: errors[0]!.message });
