@@ -1,5 +1,6 @@
 import type { PimClient } from '../pim/client.ts';
 import { buildRequest, type InputLimits } from '../pim/endpoints.ts';
+import { PimError } from '../pim/errors.ts';
 
 export interface ReadinessOptions {
   client: PimClient;
@@ -13,8 +14,9 @@ export interface ReadinessOptions {
 }
 
 /**
- * Ready means: the breaker is closed and the upstream answered (2xx or 4xx) within `maxAgeMs`.
- * Without recent traffic one cheap probe call is made; a 404 for its made-up id is an answer too.
+ * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
+ * `maxAgeMs`. Traffic is no evidence, since the HTTP cache may have answered it; so at most one
+ * cheap probe per `maxAgeMs` asks the upstream past the cache. A 404 for its made-up id is an answer too.
  */
 export function createReadiness({
   client,
@@ -26,15 +28,17 @@ export function createReadiness({
   // Built anew for each probe: telemetry counts a request object it has seen before as a retry.
   const probe = () =>
     buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
-  const fresh = () =>
-    client.status.breaker === 'closed' && Date.now() - (client.status.lastSuccessAt ?? -Infinity) <= maxAgeMs;
+  let answeredAt = -Infinity;
   return async () => {
     if (client.status.breaker !== 'closed') return false;
-    if (fresh()) return true;
-    // no-cache: an answer from the HTTP cache would say nothing about the upstream now.
-    await client
+    if (Date.now() - answeredAt <= maxAgeMs) return true;
+    const answered = await client
       .get(probe(), { ...headers, 'cache-control': 'no-cache' }, AbortSignal.timeout(probeTimeoutMs))
-      .catch(() => undefined);
-    return fresh();
+      .then(
+        () => true,
+        (error: unknown) => error instanceof PimError && error.status! >= 400 && error.status! < 500,
+      );
+    if (answered) answeredAt = Date.now();
+    return answered && client.status.breaker === 'closed';
   };
 }

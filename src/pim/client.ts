@@ -41,7 +41,7 @@ export type Layer = (next: Send) => Send;
 export interface PimClient {
   get: Send;
   close(): Promise<void>;
-  /** Breaker state and last success, for readiness and metrics. */
+  /** Breaker state, for readiness and metrics. */
   status: UpstreamStatus;
 }
 

@@ -20,8 +20,6 @@ export interface ResilienceOptions {
 /** What readiness checks and metrics read about the upstream; never written from outside. */
 export interface UpstreamStatus {
   readonly breaker: 'closed' | 'open' | 'half-open' | 'isolated';
-  /** When the upstream last answered a call with 2xx or 4xx (epoch ms), if ever. */
-  readonly lastSuccessAt: number | undefined;
 }
 
 /** Failures that say the upstream itself is unwell; these feed the breaker. */
@@ -65,7 +63,6 @@ export function createResilience({
     halfOpenAfter: halfOpenAfterMs,
     breaker: new ConsecutiveBreaker(breakerThreshold),
   });
-  let lastSuccessAt: number | undefined;
 
   const breakerLayer: Layer = (next) => async (request, headers, signal) => {
     let answer: PimError | undefined;
@@ -84,7 +81,6 @@ export function createResilience({
           return undefined;
         }
       });
-      lastSuccessAt = Date.now();
       if (answer) throw answer;
       return body;
     } catch (error) {
@@ -114,9 +110,6 @@ export function createResilience({
   const status: UpstreamStatus = {
     get breaker() {
       return breakerStates[breaker.state];
-    },
-    get lastSuccessAt() {
-      return lastSuccessAt;
     },
   };
   return { layers: [breakerLayer, retryLayer], status };

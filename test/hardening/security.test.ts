@@ -162,6 +162,22 @@ describe('the node:http server', () => {
     expect(upstream.requests).toHaveLength(1);
   });
 
+  it('is not kept ready by answers from the HTTP cache', async () => {
+    upstream.respond(faults.status(200, '{"data":[]}', { 'cache-control': 'max-age=60' }));
+    const cached = await startFacade(upstream.url, { PIM_RETRIES: '0', READINESS_MAX_AGE_MS: '1000' });
+    try {
+      const products = '{ catalogProducts(catalogId: "c1") }';
+      expect((await cached.post(products)).body.errors).toBeUndefined();
+      upstream.respond(faults.status(503));
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      // Served from the cache while the upstream fails: useful, but no sign that the upstream is up.
+      expect((await cached.post(products)).body.data.catalogProducts).toEqual({ data: [] });
+      expect((await fetch(`${cached.url}/readiness`)).status).toBe(503);
+    } finally {
+      await cached.close();
+    }
+  });
+
   it('is not ready while the upstream does not answer', async () => {
     upstream.respond(faults.status(503));
     const fresh = await startFacade(upstream.url, { PIM_RETRIES: '0' });
