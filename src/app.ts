@@ -20,7 +20,7 @@ export interface App {
   close(): Promise<void>;
   /** True when the upstream answered recently and its breaker is closed (may probe it once). */
   ready(): Promise<boolean>;
-  /** Breaker state and last upstream success, read-only. */
+  /** Breaker state, read-only. */
   upstream: UpstreamStatus;
 }
 
@@ -30,7 +30,10 @@ export interface AppExtras {
   spanExporter?: SpanExporter;
 }
 
-/** Builds the GraphQL server for a configuration whose `pimBaseUrl` is set; does not listen. */
+/**
+ * Builds the GraphQL server for a configuration whose `pimBaseUrl` is set; does not listen.
+ * Serve it with http/server.ts, which enforces the request body limit.
+ */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
   const observability = createObservability({
     logger,
@@ -87,6 +90,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     cors: corsFor(config.corsOrigins),
     renderGraphiQL: graphiqlAssets.render,
     landingPage: false,
+    // The node:http server (http/server.ts) refuses bodies over HTTP_MAX_BODY_BYTES before Yoga
+    // sees them; Yoga's own 25 MB check would pipe every body through one more stream.
+    maxRequestBodySize: false,
     logging: logger ?? false,
   });
   const apiKeyHeader: Record<string, string> = config.pimApiKey ? { 'x-api-key': config.pimApiKey } : {};
