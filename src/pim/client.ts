@@ -5,6 +5,7 @@ import { remainingBudgetMs } from './budget.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createCoalescing } from './coalesce.ts';
 import { createCredentialKey } from './credential.ts';
+import { createCallSignal } from './deadline.ts';
 import { checkedUrl, readLimitedText } from './guards.ts';
 import { createResilience, parseRetryAfter, type ResilienceOptions, type UpstreamStatus } from './resilience.ts';
 
@@ -73,22 +74,23 @@ export function createPimClient({
     // The request's overall budget caps each call's own deadline; a spent budget sends nothing.
     const timeoutMs = Math.min(requestTimeoutMs, remainingBudgetMs(headers));
     if (timeoutMs <= 0) throw pimError('UPSTREAM_TIMEOUT', new Error('operation budget spent'));
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    const call = createCallSignal(signal, timeoutMs);
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,
         method: 'GET',
         headers: { ...headers, accept: 'application/json' },
-        signal: combined,
+        signal: call.signal,
       });
       return await readBody(response, maxBodyBytes);
     } catch (error) {
       if (error instanceof PimError) throw error;
       // The caller went away: let its own abort reason through rather than blame the PIM. The
-      // composite signal is the one to ask: a server request's own signal may report it late.
-      if (combined.aborted && !deadline.aborted) throw signal?.aborted ? signal.reason : combined.reason;
-      throw classifyFailure(error, deadline.aborted);
+      // call's signal is the one to ask: a server request's own signal may report it late.
+      if (call.signal.aborted && !call.timedOut) throw signal?.aborted ? signal.reason : call.signal.reason;
+      throw classifyFailure(error, call.timedOut);
+    } finally {
+      call.release();
     }
   };
   const resilience = createResilience(resilienceOptions);
