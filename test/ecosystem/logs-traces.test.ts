@@ -44,14 +44,7 @@ beforeEach(() => {
   spans.reset();
 });
 
-async function post(query: string, headers: Record<string, string> = {}) {
-  const response = await fetch(server.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query }),
-  });
-  return { response, body: await response.json() };
-}
+const post = (query: string, headers?: Record<string, string>) => server.post(query, headers);
 
 describe('request id and logs', () => {
   it('takes the caller id, answers with it, forwards it upstream and logs it without credentials', async () => {

@@ -30,14 +30,7 @@ beforeEach(() => {
   upstream.reset();
 });
 
-async function post(query: string, headers: Record<string, string> = {}) {
-  const response = await fetch(server.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query }),
-  });
-  return { response, body: await response.json() };
-}
+const post = (query: string, headers?: Record<string, string>) => server.post(query, headers);
 
 /** The value of one sample line in Prometheus text format, e.g. `name{a="b"}`. */
 async function scrape() {

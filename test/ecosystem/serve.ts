@@ -25,6 +25,15 @@ export async function serveApp(
     methods,
     origin: `http://127.0.0.1:${port}`,
     url: `http://127.0.0.1:${port}/graphql`,
+    /** POSTs one operation to /graphql; resolves with the response and its parsed body. */
+    async post(query: string, headers: Record<string, string> = {}) {
+      const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query }),
+      });
+      return { response, body: await response.json() };
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
