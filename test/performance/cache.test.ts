@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { echo, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { useUpstreamApp } from '../helpers/app.ts';
+import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,88 +15,69 @@ const withHeaders =
   };
 
 describe('HTTP cache of upstream answers', () => {
-  let upstream: Upstream;
-  let app: TestApp;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    app = createTestApp(upstream.url, { PIM_COALESCE: 'false' });
-  });
-  beforeEach(() => upstream.reset());
-  afterAll(async () => {
-    await app.close();
-    await upstream.close();
-  });
+  const fixture = useUpstreamApp({ PIM_COALESCE: 'false' });
 
   const twice = async (headers: Record<string, string> = {}, other = headers) => {
-    const first = await app.query(products, {}, headers);
-    const second = await app.query(products, {}, other);
+    const first = await fixture.app.query(products, {}, headers);
+    const second = await fixture.app.query(products, {}, other);
     expect(second.body).toEqual(first.body);
     expect(first.body.errors).toBeUndefined();
   };
 
   it('answers a repeat from the cache while max-age lasts, then revalidates with the ETag', async () => {
-    upstream.respond(withHeaders({ 'cache-control': 'max-age=2', etag: '"v1"' }));
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=2', etag: '"v1"' }));
     await twice({ 'x-api-key': 'fresh' });
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
     await sleep(2_100);
-    const { body } = await app.query(products, {}, { 'x-api-key': 'fresh' });
+    const { body } = await fixture.app.query(products, {}, { 'x-api-key': 'fresh' });
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests).toHaveLength(2);
-    expect(upstream.requests[1]!.headers['if-none-match']).toBe('"v1"');
+    expect(fixture.upstream.requests).toHaveLength(2);
+    expect(fixture.upstream.requests[1]!.headers['if-none-match']).toBe('"v1"');
   });
 
   it('counts the Age the upstream reports against max-age', async () => {
-    upstream.respond(withHeaders({ 'cache-control': 'max-age=60', age: '60' }));
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60', age: '60' }));
     await twice({ 'x-api-key': 'aged' });
-    expect(upstream.requests).toHaveLength(2);
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 
   it('never stores an answer marked no-store', async () => {
-    upstream.respond(withHeaders({ 'cache-control': 'no-store, max-age=60' }));
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'no-store, max-age=60' }));
     await twice({ 'x-api-key': 'nostore' });
-    expect(upstream.requests).toHaveLength(2);
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 
   it('keeps cached answers private to the credential that fetched them', async () => {
-    upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
     await twice({ 'x-api-key': 'alice' }, { 'x-api-key': 'bob' });
-    await app.query(products, {}, { 'x-api-key': 'alice' });
-    expect(upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['alice', 'bob']);
+    await fixture.app.query(products, {}, { 'x-api-key': 'alice' });
+    expect(fixture.upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['alice', 'bob']);
   });
 
   it('leaves answers without caching headers uncached by default', async () => {
     await twice({ 'x-api-key': 'plain' });
-    expect(upstream.requests).toHaveLength(2);
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 });
 
 describe('PIM_CACHE_TTL_MS for a service that sends no caching headers', () => {
-  let upstream: Upstream;
-  let app: TestApp;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    app = createTestApp(upstream.url, { PIM_CACHE_TTL_MS: '1500' });
-  });
-  afterAll(async () => {
-    await app.close();
-    await upstream.close();
-  });
+  const fixture = useUpstreamApp({ PIM_CACHE_TTL_MS: '1500' });
 
   // Freshness counts from the upstream's Date header, which has whole seconds, hence a TTL over 1 s.
   it('caches for the configured time, then asks again', async () => {
-    await app.query(products);
-    await app.query(products);
-    expect(upstream.requests).toHaveLength(1);
+    await fixture.app.query(products);
+    await fixture.app.query(products);
+    expect(fixture.upstream.requests).toHaveLength(1);
     await sleep(1_600);
-    await app.query(products);
-    expect(upstream.requests).toHaveLength(2);
+    await fixture.app.query(products);
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 
   it('still honours no-store', async () => {
-    upstream.respond(withHeaders({ 'cache-control': 'no-store' }));
-    upstream.requests.length = 0;
-    await app.query(products, {}, { 'x-api-key': 'ttl' });
-    await app.query(products, {}, { 'x-api-key': 'ttl' });
-    expect(upstream.requests).toHaveLength(2);
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'no-store' }));
+    fixture.upstream.requests.length = 0;
+    await fixture.app.query(products, {}, { 'x-api-key': 'ttl' });
+    await fixture.app.query(products, {}, { 'x-api-key': 'ttl' });
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 });

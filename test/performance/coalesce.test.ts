@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { echo, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { useUpstreamApp } from '../helpers/app.ts';
+import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 
@@ -26,62 +26,52 @@ async function until(condition: () => boolean) {
 }
 
 describe('coalescing across concurrent GraphQL requests', () => {
-  let upstream: Upstream;
-  let app: TestApp;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    // The cache is off so that only coalescing can explain the counts.
-    app = createTestApp(upstream.url, { PIM_CACHE: 'false' });
-  });
-  beforeEach(() => upstream.reset());
-  afterAll(async () => {
-    await app.close();
-    await upstream.close();
-  });
+  // The cache is off so that only coalescing can explain the counts.
+  const fixture = useUpstreamApp({ PIM_CACHE: 'false' });
 
   it('sends one upstream call for 20 concurrent identical requests with one credential', async () => {
     const gate = gated();
-    upstream.respond(gate.handler);
-    const replies = Array.from({ length: 20 }, () => app.query(products, {}, { 'x-api-key': 'k1' }));
-    await until(() => upstream.requests.length === 1);
+    fixture.upstream.respond(gate.handler);
+    const replies = Array.from({ length: 20 }, () => fixture.app.query(products, {}, { 'x-api-key': 'k1' }));
+    await until(() => fixture.upstream.requests.length === 1);
     gate.release();
     for (const { body } of await Promise.all(replies)) expect(body).toEqual({ data: expect.any(Object) });
-    expect(upstream.requests).toHaveLength(1);
-    expect(upstream.requests[0]!.headers['x-api-key']).toBe('k1');
+    expect(fixture.upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests[0]!.headers['x-api-key']).toBe('k1');
   });
 
   it('never shares a call between different credentials', async () => {
     const gate = gated();
-    upstream.respond(gate.handler);
+    fixture.upstream.respond(gate.handler);
     const keys = ['k1', 'k2', 'k1', 'k2', 'k3'];
-    const replies = keys.map((key) => app.query(products, {}, { 'x-api-key': key }));
-    const bearer = app.query(products, {}, { authorization: 'Bearer t1' });
-    await until(() => upstream.requests.length === 4);
+    const replies = keys.map((key) => fixture.app.query(products, {}, { 'x-api-key': key }));
+    const bearer = fixture.app.query(products, {}, { authorization: 'Bearer t1' });
+    await until(() => fixture.upstream.requests.length === 4);
     gate.release();
     await Promise.all([...replies, bearer]);
-    const seen = upstream.requests.map((r) => r.headers['x-api-key'] ?? r.headers.authorization).sort();
+    const seen = fixture.upstream.requests.map((r) => r.headers['x-api-key'] ?? r.headers.authorization).sort();
     expect(seen).toEqual(['Bearer t1', 'k1', 'k2', 'k3']);
   });
 
   // A 404, which no retry policy repeats, so the count shows the sharing alone.
   it('shares an upstream error with every waiter', async () => {
     const gate = gated((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
-    upstream.respond(gate.handler);
-    const replies = Array.from({ length: 5 }, () => app.query(products));
-    await until(() => upstream.requests.length === 1);
+    fixture.upstream.respond(gate.handler);
+    const replies = Array.from({ length: 5 }, () => fixture.app.query(products));
+    await until(() => fixture.upstream.requests.length === 1);
     gate.release();
     for (const { body } of await Promise.all(replies)) {
       expect(body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     }
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('keeps the shared call alive when one client aborts, and answers the others', async () => {
     const gate = gated();
-    upstream.respond(gate.handler);
+    fixture.upstream.respond(gate.handler);
     const quitter = new AbortController();
     const aborted = Promise.resolve(
-      app.yoga.fetch('http://localhost/graphql', {
+      fixture.app.yoga.fetch('http://localhost/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: products }),
@@ -90,22 +80,22 @@ describe('coalescing across concurrent GraphQL requests', () => {
     )
       .then((r) => r.json())
       .catch((error: unknown) => error);
-    const stayers = Array.from({ length: 3 }, () => app.query(products));
-    await until(() => upstream.requests.length === 1);
+    const stayers = Array.from({ length: 3 }, () => fixture.app.query(products));
+    await until(() => fixture.upstream.requests.length === 1);
     quitter.abort();
     await aborted;
     gate.release();
     for (const { body } of await Promise.all(stayers)) expect(body.errors).toBeUndefined();
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('aborts the shared call once every waiter has gone', async () => {
     let closed = 0;
-    upstream.respond((req) => req.on('close', () => closed++));
+    fixture.upstream.respond((req) => req.on('close', () => closed++));
     const clients = Array.from({ length: 3 }, () => new AbortController());
     const replies = clients.map((client) =>
       Promise.resolve(
-        app.yoga.fetch('http://localhost/graphql', {
+        fixture.app.yoga.fetch('http://localhost/graphql', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ query: products }),
@@ -113,7 +103,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
         }),
       ).catch((error: unknown) => error),
     );
-    await until(() => upstream.requests.length === 1);
+    await until(() => fixture.upstream.requests.length === 1);
     clients[0]!.abort();
     clients[1]!.abort();
     await sleep(100);
@@ -121,6 +111,6 @@ describe('coalescing across concurrent GraphQL requests', () => {
     clients[2]!.abort();
     await Promise.all(replies);
     await until(() => closed === 1);
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 });
