@@ -52,6 +52,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     maxConcurrency: config.maxConcurrency,
+    maxConcurrencyPerCredential: config.maxConcurrencyPerCredential,
     credentialHeaders: credentials.names,
     coalesce: config.coalesce,
     cache: config.cache && {

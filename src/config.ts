@@ -39,6 +39,8 @@ const schema = z.object({
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
   PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
+  // Unset: a quarter of PIM_MAX_CONCURRENCY, so at least three other callers always find a connection.
+  PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
@@ -98,6 +100,7 @@ export interface Config {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   maxConcurrency: number;
+  maxConcurrencyPerCredential: number;
   maxPageSize: number;
   maxIdLength: number;
   batching: boolean;
@@ -156,6 +159,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     connectTimeoutMs: e.PIM_CONNECT_TIMEOUT_MS,
     requestTimeoutMs: e.PIM_TIMEOUT_MS,
     maxConcurrency: e.PIM_MAX_CONCURRENCY,
+    maxConcurrencyPerCredential: Math.min(
+      e.PIM_MAX_CONCURRENCY,
+      e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.ceil(e.PIM_MAX_CONCURRENCY / 4),
+    ),
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,

@@ -1,9 +1,10 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
+import { createAdmission, type AdmissionDispatchOptions } from './admission.ts';
 import { createCoalescing } from './coalesce.ts';
 import { createCredentialKey } from './credential.ts';
-import { createCallSignal } from './deadline.ts';
+import { createFairQueue } from './fair-queue.ts';
 import { freshnessOf } from './freshness.ts';
 import { checkedUrl, readLimitedText } from './guards.ts';
 import { createResilience, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
@@ -15,8 +16,10 @@ export interface PimClientOptions {
   connectTimeoutMs: number;
   /** Deadline of one upstream call, headers and body included. */
   requestTimeoutMs: number;
-  /** Upstream connections, and so calls in flight at once. */
+  /** Upstream connections, and so calls in flight at once; the rest wait in a queue fair across credentials. */
   maxConcurrency: number;
+  /** Calls one credential may have in flight at once. */
+  maxConcurrencyPerCredential: number;
   /** Lower-case headers that identify the caller; coalescing and caching never cross them. */
   credentialHeaders: readonly string[];
   /** Share identical in-flight GETs of one credential. */
@@ -45,6 +48,7 @@ export function createPimClient({
   connectTimeoutMs,
   requestTimeoutMs,
   maxConcurrency,
+  maxConcurrencyPerCredential,
   credentialHeaders,
   coalesce,
   cache: cacheOptions,
@@ -61,29 +65,28 @@ export function createPimClient({
   });
   const credentialKey = createCredentialKey(credentialHeaders);
   const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
-  const dispatcher = cache ? agent.compose(cache.interceptor) : agent;
+  const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential });
+  const admission = createAdmission({ queue, keyOf: credentialKey, requestTimeoutMs });
+  // compose() wraps outward: the cache answers hits before admission, so hits never queue.
+  const dispatcher = cache ? agent.compose(admission, cache.interceptor) : agent.compose(admission);
 
   const send: Send = async (pimRequest, { headers, signal, deadline }) => {
-    // The request's overall budget caps each call's own deadline; a spent budget sends nothing.
-    const timeoutMs = Math.min(requestTimeoutMs, deadline - Date.now());
-    if (timeoutMs <= 0) throw pimError('UPSTREAM_TIMEOUT', new Error('operation budget spent'));
-    const call = createCallSignal(signal, timeoutMs);
+    // Read by the admission interceptor: the budget bounds both the queue wait and the call.
+    const admitted: AdmissionDispatchOptions = { deadline };
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,
         method: 'GET',
         headers: { ...headers, accept: 'application/json' },
-        signal: call.signal,
+        signal,
+        ...admitted,
       });
       return await readAnswer(response, maxBodyBytes);
     } catch (error) {
       if (error instanceof PimError) throw error;
-      // The caller went away: let its own abort reason through rather than blame the PIM. The
-      // call's signal is the one to ask: a server request's own signal may report it late.
-      if (call.signal.aborted && !call.timedOut) throw signal?.aborted ? signal.reason : call.signal.reason;
-      throw classifyFailure(error, call.timedOut);
-    } finally {
-      call.release();
+      // The caller went away: let its own abort reason through rather than blame the PIM.
+      if (signal?.aborted) throw signal.reason;
+      throw classifyFailure(error);
     }
   };
   const resilience = createResilience(resilienceOptions);
@@ -137,8 +140,7 @@ const unavailableCodes = new Set([
   'ENETUNREACH',
 ]);
 
-function classifyFailure(error: unknown, deadlinePassed: boolean): PimError {
-  if (deadlinePassed) return pimError('UPSTREAM_TIMEOUT', error);
+function classifyFailure(error: unknown): PimError {
   const code = (error as { code?: string }).code ?? '';
   if (timeoutCodes.has(code)) return pimError('UPSTREAM_TIMEOUT', error);
   if (unavailableCodes.has(code)) return pimError('UPSTREAM_UNAVAILABLE', error);

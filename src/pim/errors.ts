@@ -11,7 +11,8 @@ export type PimErrorCode =
   | 'UPSTREAM_RATE_LIMITED'
   | 'UPSTREAM_ERROR'
   | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE';
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'BUDGET_EXCEEDED';
 
 /** Base class of every failure this folder reports; `message` is safe to show to clients. */
 export class PimError extends Error {
@@ -57,6 +58,7 @@ const messageByCode: Record<PimErrorCode, string> = {
   UPSTREAM_ERROR: 'The catalog service failed',
   UPSTREAM_TIMEOUT: 'The catalog service did not answer in time',
   UPSTREAM_UNAVAILABLE: 'The catalog service is unreachable',
+  BUDGET_EXCEEDED: "The request's time for catalog calls ran out; ask for fewer fields or retry later",
 };
 
 /**

@@ -68,24 +68,31 @@ export function createResilience({
 
   const breakerLayer: Layer = (next) => async (request, call) => {
     let answer: PimError | undefined;
+    let unproven: unknown;
     try {
       const result = await breaker.execute(async () => {
         try {
           return await next(request, call);
         } catch (error) {
-          // A probe its caller abandoned proved nothing: the breaker must not close on it.
-          if (!(error instanceof PimError) && breaker.state === CircuitState.HalfOpen) {
+          if (isFault(error)) throw error;
+          // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on.
+          if (error instanceof PimError && isUpstreamAnswer(error.status)) {
+            answer = error;
+            return undefined;
+          }
+          // Neither answer nor fault (the caller left, the budget ran out): it proves nothing, so it
+          // must not close a half-open breaker, which cockatiel does on any error it does not handle.
+          if (breaker.state === CircuitState.HalfOpen) {
+            unproven = error;
             throw pimError('UPSTREAM_UNAVAILABLE', error);
           }
-          // A 4xx is the upstream answering: it counts as a success for the breaker, then goes on.
-          if (!(error instanceof PimError) || error.status === undefined || isFault(error)) throw error;
-          answer = error;
-          return undefined;
+          throw error;
         }
       });
       if (answer) throw answer;
       return result!;
     } catch (error) {
+      if (unproven !== undefined) throw unproven;
       if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
       throw error;
     }

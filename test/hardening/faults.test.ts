@@ -82,9 +82,9 @@ const rows: Row[] = [
     1_500,
   ],
   [
-    'operation budget shorter than the call deadline (not retried)',
+    'operation budget shorter than the call deadline (not retried, not an upstream fault)',
     faults.slowHeaders(3_000),
-    { code: 'UPSTREAM_TIMEOUT' },
+    { code: 'BUDGET_EXCEEDED' },
     1,
     2_000,
     { GRAPHQL_BUDGET_MS: '500', PIM_TIMEOUT_MS: '5000' },

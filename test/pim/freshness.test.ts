@@ -27,6 +27,7 @@ beforeAll(async () => {
     connectTimeoutMs: 1_000,
     requestTimeoutMs: 2_000,
     maxConcurrency: 4,
+    maxConcurrencyPerCredential: 2,
     credentialHeaders: ['x-api-key'],
     coalesce: true,
     cache: false,

@@ -1,0 +1,98 @@
+import type { Dispatcher } from 'undici';
+import { pimError } from './errors.ts';
+import type { FairQueue, Release } from './fair-queue.ts';
+
+/** What the admission interceptor reads from a call's dispatch options, besides undici's own. */
+export interface AdmissionDispatchOptions {
+  /** Epoch ms by which the GraphQL request's upstream work must be done. */
+  deadline: number;
+}
+
+export interface AdmissionOptions {
+  queue: FairQueue;
+  /** The queue key of a call: its credential partition. */
+  keyOf: (headers: Record<string, string>) => string;
+  /** Deadline of one upstream call from the moment it is sent. */
+  requestTimeoutMs: number;
+}
+
+/**
+ * An undici interceptor that admits upstream calls through the fair queue. Composed inside the
+ * cache interceptor, so cache hits never queue. A call's own deadline starts when it leaves the
+ * queue, so waiting there is never blamed on the upstream; the request budget bounds both.
+ */
+export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOptions) {
+  return (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch =>
+    (opts, handler) => {
+      const { deadline, signal } = opts as typeof opts & AdmissionDispatchOptions & { signal?: AbortSignal };
+      const headers = (opts.headers ?? {}) as Record<string, string>;
+      queue.acquire(keyOf(headers), deadline, signal).then(
+        (release) => {
+          const left = deadline - Date.now();
+          if (left <= 0) return refuse(handler, budgetSpent(), release);
+          // Cut short by the budget, the upstream was not given its full time: not its fault.
+          const expiry = () =>
+            left < requestTimeoutMs
+              ? budgetSpent()
+              : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${requestTimeoutMs} ms`));
+          dispatch(opts, timedHandler(handler, Math.min(left, requestTimeoutMs), expiry, release));
+        },
+        (error: Error) => refuse(handler, error),
+      );
+      return true;
+    };
+}
+
+const budgetSpent = () => pimError('BUDGET_EXCEEDED', new Error('the request budget ran out'));
+
+// A call that never left the queue still ends the way every dispatch does: start, then error.
+function refuse(handler: Dispatcher.DispatchHandler, error: Error, release?: Release) {
+  release?.();
+  const controller: Dispatcher.DispatchController = {
+    aborted: true,
+    paused: false,
+    reason: error,
+    abort: () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+  };
+  handler.onRequestStart?.(controller, {});
+  handler.onResponseError?.(controller, error);
+}
+
+// Passes every event on; aborts the call when its deadline passes and frees the slot when it ends.
+function timedHandler(
+  handler: Dispatcher.DispatchHandler,
+  timeoutMs: number,
+  expiry: () => Error,
+  release: Release,
+): Dispatcher.DispatchHandler {
+  let controller: Dispatcher.DispatchController | undefined;
+  let expired: Error | undefined;
+  const timer = setTimeout(() => {
+    expired = expiry();
+    controller?.abort(expired);
+  }, timeoutMs);
+  const end = () => {
+    clearTimeout(timer);
+    release();
+  };
+  return {
+    onRequestStart(c, context) {
+      controller = c;
+      handler.onRequestStart?.(c, context);
+      if (expired) c.abort(expired);
+    },
+    onRequestUpgrade: (...args) => handler.onRequestUpgrade?.(...args),
+    onResponseStart: (...args) => handler.onResponseStart?.(...args),
+    onResponseData: (...args) => handler.onResponseData?.(...args),
+    onResponseEnd(c, trailers) {
+      end();
+      handler.onResponseEnd?.(c, trailers);
+    },
+    onResponseError(c, error) {
+      end();
+      handler.onResponseError?.(c, error);
+    },
+  };
+}

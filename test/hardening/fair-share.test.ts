@@ -1,0 +1,115 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { faults, startFaultyUpstream, type FaultyUpstream, type Handler } from '../helpers/faulty-upstream.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+
+let upstream: FaultyUpstream | undefined;
+let facade: Facade | undefined;
+afterEach(async () => {
+  await facade?.close().catch(() => undefined);
+  await upstream?.close();
+  facade = upstream = undefined;
+});
+
+/** One operation of `count` aliased fields, each a distinct upstream call. */
+const fields = (prefix: string, count: number) =>
+  `{ ${Array.from({ length: count }, (_, i) => `f${i}: classificationGroups(classificationId: "${prefix}-${i}")`).join(' ')} }`;
+
+async function post(url: string, query: string, key?: string, signal?: AbortSignal) {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+    body: JSON.stringify({ query }),
+    signal,
+  });
+  return (await response.json()) as {
+    data?: Record<string, unknown>;
+    errors?: Array<{ extensions: { code: string } }>;
+  };
+}
+
+const codes = (body: Awaited<ReturnType<typeof post>>) => [...new Set(body.errors?.map((e) => e.extensions.code))];
+
+/** Answers key A after `ms`, everyone else at once. */
+const slowFor =
+  (key: string, ms: number): Handler =>
+  (req, res) =>
+    req.headers['x-api-key'] === key ? faults.slowHeaders(ms)(req, res) : faults.ok(req, res);
+
+describe('one credential cannot starve the others', () => {
+  it("answers key B within 2 s while key A's burst fills the queue; the breaker stays closed, readiness 200", async () => {
+    upstream = await startFaultyUpstream(slowFor('A', 3_000));
+    facade = await startFacade(upstream.url, {
+      PIM_TIMEOUT_MS: '4000',
+      GRAPHQL_BUDGET_MS: '8000',
+      READINESS_MAX_AGE_MS: '500',
+      PIM_CACHE: 'false',
+    });
+    const { url } = facade;
+    const burst = new AbortController();
+    const a = Array.from({ length: 10 }, (_, r) => post(url, fields(`A${r}`, 15), 'A', burst.signal));
+    const readiness: number[] = [];
+    const sampling = (async () => {
+      for (let t = 0; t < 36; t++) {
+        readiness.push((await fetch(`${url}/readiness`)).status);
+        await sleep(250);
+      }
+    })();
+    try {
+      // B asks early, mid-burst and as A's budgets run out.
+      for (const pause of [1_000, 4_000, 3_500]) {
+        await sleep(pause);
+        const started = Date.now();
+        const b = await post(url, fields(`B${pause}`, 3), 'B');
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(b.errors).toBeUndefined();
+        expect(facade.app.upstream.breaker).toBe('closed');
+      }
+      await sampling;
+      expect(readiness.every((status) => status === 200)).toBe(true);
+      // A's fields either answered or ran out of their own budget while queued; none blamed the upstream.
+      const aCodes = new Set((await Promise.all(a)).flatMap(codes));
+      expect([...aCodes].filter((code) => code !== 'BUDGET_EXCEEDED')).toEqual([]);
+      expect(facade.app.upstream.breaker).toBe('closed');
+    } finally {
+      burst.abort();
+      await Promise.allSettled([...a, sampling]);
+    }
+  }, 20_000);
+
+  it('a budget spent in the queue is BUDGET_EXCEEDED, not retried, and does not open the breaker', async () => {
+    upstream = await startFaultyUpstream(faults.slowHeaders(1_500));
+    facade = await startFacade(upstream.url, {
+      PIM_MAX_CONCURRENCY: '1',
+      PIM_TIMEOUT_MS: '5000',
+      GRAPHQL_BUDGET_MS: '800',
+      PIM_BREAKER_THRESHOLD: '2',
+      PIM_CACHE: 'false',
+    });
+    const body = await post(facade.url, fields('Q', 4));
+    expect(body.errors?.map((e) => e.extensions.code)).toEqual(Array(4).fill('BUDGET_EXCEEDED'));
+    // Only the first call left the queue; the budget cut it short, so it is no upstream fault either.
+    expect(upstream.requests).toHaveLength(1);
+    expect(facade.app.upstream.breaker).toBe('closed');
+  });
+
+  it('requests in flight during a graceful shutdown do not time out in the queue', async () => {
+    upstream = await startFaultyUpstream(faults.slowHeaders(200));
+    facade = await startFacade(upstream.url, {
+      PIM_MAX_CONCURRENCY: '4',
+      PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '4',
+      PIM_TIMEOUT_MS: '600',
+      SHUTDOWN_GRACE_MS: '10000',
+      PIM_CACHE: 'false',
+    });
+    const inFlight = Array.from({ length: 24 }, (_, i) => post(facade!.url, fields(`S${i}`, 1)));
+    // A second wave has been sent: every request has reached the server and most wait in the queue.
+    await expect.poll(() => upstream!.requests.length).toBeGreaterThanOrEqual(8);
+    const shutdown = facade.close();
+    facade = undefined;
+    const bodies = await Promise.all(inFlight);
+    await shutdown;
+    expect(bodies.flatMap(codes)).toEqual([]);
+    expect(upstream.requests).toHaveLength(24);
+  });
+});
