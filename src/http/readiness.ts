@@ -18,14 +18,15 @@ const PROBE_TIMEOUT_MS = 2_000;
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
  * `maxAgeMs`. Traffic is no evidence, since the HTTP cache may have answered it; so at most one
  * cheap probe per `maxAgeMs` asks the upstream past the cache. A 404 for its made-up id is an answer too.
+ * The probe goes through the breaker: while it is open the probe fails fast, and once its half-open
+ * delay has passed the probe is the one call it lets through, so readiness recovers with no traffic.
  */
 export function createReadiness({ client, limits, headers, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
   const probe = buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
   const probeHeaders = { ...headers, 'cache-control': 'no-cache' };
   let answeredAt = -Infinity;
   return async () => {
-    if (client.status.breaker !== 'closed') return false;
-    if (Date.now() - answeredAt <= maxAgeMs) return true;
+    if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
     const answered = await client.get(probe, { headers: probeHeaders, deadline: Date.now() + PROBE_TIMEOUT_MS }).then(
       () => true,
       (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status),
