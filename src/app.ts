@@ -64,6 +64,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     resilience: {
       ...config.resilience,
       onRetry: (request) => observability.metrics.retries.inc({ operation: request.operation }),
+      logger,
     },
   });
   const limits = { maxPageSize: config.maxPageSize, maxIdLength: config.maxIdLength };

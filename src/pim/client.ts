@@ -100,7 +100,10 @@ export function createPimClient({
   const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
   return {
     get,
-    close: async () => void (await Promise.all([agent.close(), cache?.close()])),
+    close: async () => {
+      resilience.close();
+      await Promise.all([agent.close(), cache?.close()]);
+    },
     status: resilience.status,
   };
 }

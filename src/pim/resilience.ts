@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
 import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from './errors.ts';
 import type { PimRequest } from './endpoints.ts';
+import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
 import type { Layer, UpstreamStatus } from './types.ts';
 
 export interface ResilienceOptions {
@@ -19,6 +20,8 @@ export interface ResilienceOptions {
 export interface ResilienceHooks {
   /** Told before each retry of `request` is sent. */
   onRetry?: ((request: PimRequest) => void) | undefined;
+  /** Told when the breaker opens or closes and when the upstream stops or starts answering. */
+  logger?: StateLogger | undefined;
 }
 
 /** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). */
@@ -60,10 +63,17 @@ export function createResilience({
   breakerThreshold,
   halfOpenAfterMs,
   onRetry,
-}: ResilienceOptions & ResilienceHooks): { layers: Layer[]; status: UpstreamStatus } {
+  logger,
+}: ResilienceOptions & ResilienceHooks): { layers: Layer[]; status: UpstreamStatus; close(): void } {
   const breaker = circuitBreaker(handleWhen(isFault), {
     halfOpenAfter: halfOpenAfterMs,
     breaker: new ConsecutiveBreaker(breakerThreshold),
+  });
+  // A breaker cannot change more often than once per half-open delay, so neither does its log.
+  const log = createUpstreamLog(logger, halfOpenAfterMs);
+  breaker.onStateChange((state) => {
+    if (state === CircuitState.Open) log.breaker('open');
+    if (state === CircuitState.Closed) log.breaker('closed');
   });
 
   const breakerLayer: Layer = (next) => async (request, call) => {
@@ -72,8 +82,11 @@ export function createResilience({
     try {
       const result = await breaker.execute(async () => {
         try {
-          return await next(request, call);
+          const result = await next(request, call);
+          log.answered();
+          return result;
         } catch (error) {
+          log.failed(error);
           if (isFault(error)) throw error;
           // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on.
           if (error instanceof PimError && isUpstreamAnswer(error.status)) {
@@ -123,5 +136,5 @@ export function createResilience({
       return breakerStates[breaker.state];
     },
   };
-  return { layers: [breakerLayer, retryLayer], status };
+  return { layers: [breakerLayer, retryLayer], status, close: log.close };
 }

@@ -1,0 +1,93 @@
+import { isUpstreamAnswer, PimError } from './errors.ts';
+
+/** Where the upstream's state changes are logged; a pino logger fits. */
+export interface StateLogger {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
+
+export interface StateLogOptions<S extends string> {
+  logger: StateLogger | undefined;
+  /** The state before any change; not logged. */
+  initial: NoInfer<S>;
+  /** Level and message of each state. */
+  lines: Record<S, { level: 'warn' | 'info'; message: string }>;
+  /** At most one line per this many ms. */
+  intervalMs: number;
+}
+
+/**
+ * Logs the changes of one condition (breaker open or closed, upstream reachable or not), at most
+ * one line per interval: changes inside the interval are logged when it ends, as the state then
+ * and the number of changes since the last line, so a flapping upstream cannot flood the log.
+ */
+function createStateLog<S extends string>({ logger, initial, lines, intervalMs }: StateLogOptions<S>) {
+  let current = initial;
+  let details: object = {};
+  let loggedAt = -Infinity;
+  let changes = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  const flush = () => {
+    timer = undefined;
+    if (changes === 0) return;
+    const { level, message } = lines[current];
+    logger?.[level]({ ...details, ...(changes > 1 ? { changes } : {}) }, message);
+    loggedAt = Date.now();
+    changes = 0;
+  };
+
+  return {
+    /** Records the condition's state now; `more` goes into the line if it is logged. */
+    set(state: S, more: object = {}) {
+      if (state === current) return;
+      current = state;
+      details = more;
+      changes++;
+      const wait = loggedAt + intervalMs - Date.now();
+      if (wait <= 0) flush();
+      else timer ??= setTimeout(flush, wait).unref();
+    },
+    close() {
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The upstream's log lines: the breaker opening and closing, the upstream failing and answering again. */
+export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: number) {
+  const breakerLog = createStateLog<'open' | 'closed'>({
+    logger,
+    intervalMs,
+    initial: 'closed',
+    lines: {
+      open: { level: 'warn', message: 'Upstream circuit breaker opened: calls fail fast with UPSTREAM_UNAVAILABLE' },
+      closed: { level: 'info', message: 'Upstream circuit breaker closed: calls go through again' },
+    },
+  });
+  const reachLog = createStateLog<'unreachable' | 'answering'>({
+    logger,
+    intervalMs,
+    initial: 'answering',
+    lines: {
+      unreachable: { level: 'warn', message: 'Upstream not answering' },
+      answering: { level: 'info', message: 'Upstream answers again' },
+    },
+  });
+  return {
+    breaker: (state: 'open' | 'closed') => breakerLog.set(state),
+    answered: () => reachLog.set('answering'),
+    /** Notes a failed call: an answer (4xx) still says the upstream is there; no answer says it is not. */
+    failed(error: unknown) {
+      if (!(error instanceof PimError)) return;
+      if (isUpstreamAnswer(error.status)) reachLog.set('answering');
+      else if (error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') {
+        reachLog.set('unreachable', { code: error.code, cause: (error.cause as { code?: string } | undefined)?.code });
+      }
+    },
+    close() {
+      breakerLog.close();
+      reachLog.close();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createServer, type FacadeServer } from '../../src/http/server.ts';
+import { faults, freePort, startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+
+const query = '{ classificationGroups(classificationId: "E") }';
+let server: FacadeServer | undefined;
+let upstream: FaultyUpstream | undefined;
+afterEach(async () => {
+  await server?.shutdown();
+  await upstream?.close();
+  server = upstream = undefined;
+});
+
+/** The app behind the real server on port 0, logging into `lines`. */
+async function start(baseUrl: string, env: Record<string, string>) {
+  const lines: Array<Record<string, any>> = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  const config = loadConfig({ PIM_BASE_URL: baseUrl, PIM_CACHE: 'false', PIM_RETRIES: '0', ...env });
+  server = createServer(createApp({ ...config, pimBaseUrl: baseUrl }, pino({ level: 'info' }, sink)), config.http);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const post = () =>
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    }).then((r) => r.json());
+  const upstreamLines = () =>
+    lines.filter((l) => /^Upstream/.test(l.msg)).map((l) => ({ level: l.level, msg: l.msg, changes: l.changes }));
+  return { post, lines, upstreamLines };
+}
+
+describe('upstream state in the log', () => {
+  it('logs the upstream going away and the breaker opening (warn), then both recovering (info)', async () => {
+    const port = await freePort();
+    const facade = await start(`http://127.0.0.1:${port}`, {
+      PIM_BREAKER_THRESHOLD: '2',
+      PIM_BREAKER_HALF_OPEN_MS: '500',
+    });
+    for (let i = 0; i < 3; i++) await facade.post();
+    expect(facade.lines.find((l) => l.msg === 'Upstream not answering')).toMatchObject({
+      level: 40,
+      code: 'UPSTREAM_UNAVAILABLE',
+      cause: 'ECONNREFUSED',
+    });
+    upstream = await startFaultyUpstream(faults.ok, port);
+    await sleep(600);
+    expect((await facade.post()).errors).toBeUndefined();
+    // A recovery inside the interval of the previous line is logged when that interval ends.
+    await expect
+      .poll(() => facade.upstreamLines().map(({ level, msg }) => ({ level, msg })))
+      .toEqual([
+        { level: 40, msg: 'Upstream not answering' },
+        { level: 40, msg: 'Upstream circuit breaker opened: calls fail fast with UPSTREAM_UNAVAILABLE' },
+        { level: 30, msg: 'Upstream answers again' },
+        { level: 30, msg: 'Upstream circuit breaker closed: calls go through again' },
+      ]);
+    expect(JSON.stringify(facade.lines)).not.toContain(String(port));
+  });
+
+  it('a flapping upstream logs at most one line per interval, with the number of changes', async () => {
+    upstream = await startFaultyUpstream(faults.ok);
+    const facade = await start(upstream.url, { PIM_BREAKER_THRESHOLD: '1000', PIM_BREAKER_HALF_OPEN_MS: '1000' });
+    const started = Date.now();
+    for (let i = 0; i < 5; i++) {
+      upstream.respond(faults.resetMidBody);
+      await facade.post();
+      upstream.respond(faults.ok);
+      await facade.post();
+    }
+    upstream.respond(faults.resetMidBody);
+    await facade.post();
+    const elapsed = Date.now() - started;
+    // Eleven changes in all: the first is logged at once, the others once per interval at most.
+    await sleep(1_100);
+    const lines = facade.upstreamLines();
+    expect(lines.length).toBeLessThanOrEqual(1 + Math.ceil(elapsed / 1_000));
+    expect(lines.reduce((sum, line) => sum + (line.changes ?? 1), 0)).toBe(11);
+    expect(lines.at(-1)).toMatchObject({ level: 40, msg: 'Upstream not answering' });
+  });
+});
