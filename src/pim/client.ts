@@ -1,14 +1,14 @@
-import { Agent, request, type Dispatcher } from 'undici';
-import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
+import { Agent, request } from 'undici';
+import { readAnswer } from './answer.ts';
+import { pimError, PimError } from './errors.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createAdmission, type AdmissionDispatchOptions } from './admission.ts';
 import { createCoalescing } from './coalesce.ts';
 import { createCredentialKey } from './credential.ts';
 import { createFairQueue } from './fair-queue.ts';
-import { freshnessOf } from './freshness.ts';
-import { checkedUrl, readLimitedText } from './guards.ts';
+import { checkedUrl } from './guards.ts';
 import { createResilience, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
-import type { Answer, Layer, Send, UpstreamStatus } from './types.ts';
+import type { Layer, Send, UpstreamStatus } from './types.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -106,27 +106,6 @@ export function createPimClient({
     },
     status: resilience.status,
   };
-}
-
-async function readAnswer(response: Dispatcher.ResponseData, maxBytes: number): Promise<Answer> {
-  const { statusCode, headers } = response;
-  const text = await readLimitedText(response, maxBytes);
-  const body = parseJson(text);
-  if (statusCode < 200 || statusCode > 299) {
-    const error = pimErrorFromStatus(statusCode, body);
-    error.retryAfterMs = parseRetryAfter(headers['retry-after']);
-    throw error;
-  }
-  if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
-  return { body, freshness: freshnessOf(headers['cache-control'], headers['age']) };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
