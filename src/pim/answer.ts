@@ -10,10 +10,18 @@ import type { Answer } from './types.ts';
  */
 export const MAX_JSON_DEPTH = 512;
 
-/** Reads one upstream response: the Answer of a 2xx with a JSON body, else a PimError. */
-export async function readAnswer(response: Dispatcher.ResponseData, maxBytes: number): Promise<Answer> {
+/**
+ * Reads one upstream response: the Answer of a 2xx with a JSON body, else a PimError. Every
+ * credential value the call sent (`secrets`) is blanked out of the body first, so an upstream that
+ * echoes one (in a 404's message, or in data) cannot hand it to a client, a log line or a span.
+ */
+export async function readAnswer(
+  response: Dispatcher.ResponseData,
+  maxBytes: number,
+  secrets: readonly string[],
+): Promise<Answer> {
   const { statusCode, headers } = response;
-  const text = await readLimitedText(response, maxBytes);
+  const text = redact(await readLimitedText(response, maxBytes), secrets);
   const tooDeep = nestedDeeperThan(text, MAX_JSON_DEPTH);
   const body = tooDeep ? undefined : parseJson(text);
   if (statusCode < 200 || statusCode > 299) {
@@ -27,6 +35,19 @@ export async function readAnswer(response: Dispatcher.ResponseData, maxBytes: nu
   }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
   return { body, freshness: freshnessOf(headers['cache-control'], headers['age']) };
+}
+
+const REDACTED = '[redacted]';
+
+// Also as JSON would escape it inside a string; a value outside any string breaks the JSON, which is safe.
+function redact(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) {
+    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')])) {
+      if (result.includes(form)) result = result.replaceAll(form, REDACTED);
+    }
+  }
+  return result;
 }
 
 function parseJson(text: string): unknown {

@@ -4,7 +4,7 @@ import { pimError, PimError } from './errors.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createAdmission, type AdmissionDispatchOptions } from './admission.ts';
 import { createCoalescing } from './coalesce.ts';
-import { createCredentialKey } from './credential.ts';
+import { createCredentialKey, createCredentialSecrets } from './credential.ts';
 import { createFairQueue } from './fair-queue.ts';
 import { checkedUrl } from './guards.ts';
 import { createResilience, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
@@ -64,6 +64,7 @@ export function createPimClient({
     bodyTimeout: requestTimeoutMs,
   });
   const credentialKey = createCredentialKey(credentialHeaders);
+  const secretsOf = createCredentialSecrets(credentialHeaders);
   const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
   const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential });
   const admission = createAdmission({ queue, keyOf: credentialKey, requestTimeoutMs });
@@ -81,7 +82,7 @@ export function createPimClient({
         signal,
         ...admitted,
       });
-      return await readAnswer(response, maxBodyBytes);
+      return await readAnswer(response, maxBodyBytes, secretsOf(headers));
     } catch (error) {
       if (error instanceof PimError) throw error;
       // The caller went away: let its own abort reason through rather than blame the PIM.

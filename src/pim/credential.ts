@@ -59,3 +59,20 @@ export function createCredentialKey(names: readonly string[]) {
     return key;
   };
 }
+
+// Shorter values would match ordinary text in every body; no real credential is that short.
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * Creates a function that lists the credential values one call sends, as an upstream might echo
+ * them: each whole value, and for `Authorization: <scheme> <token>` the token alone.
+ */
+export function createCredentialSecrets(names: readonly string[]) {
+  return (headers: Readonly<Record<string, string>>): string[] =>
+    names.flatMap((name) => {
+      const value = headers[name];
+      if (value === undefined) return [];
+      const parts = value.trim().split(/\s+/);
+      return [value, ...parts.slice(1)].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+    });
+}
