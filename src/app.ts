@@ -61,6 +61,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     },
     telemetry: observability.telemetry,
     maxBodyBytes: config.maxUpstreamBodyBytes,
+    byteLimits: config.upstreamByteLimits,
     resilience: {
       ...config.resilience,
       onRetry: (request) => observability.metrics.retries.inc({ operation: request.operation }),
@@ -68,16 +69,17 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     },
   });
   const limits = { maxPageSize: config.maxPageSize, maxIdLength: config.maxIdLength };
+  const requestContext = createContextFactory({
+    client,
+    limits,
+    credentials,
+    budgetMs: config.budgetMs,
+    maxUpstreamCalls: config.maxUpstreamCalls,
+    onDedup: observability.onDedup,
+  });
   const yoga = createYoga<object, PimContext>({
     schema,
-    context: createContextFactory({
-      client,
-      limits,
-      credentials,
-      budgetMs: config.budgetMs,
-      maxUpstreamCalls: config.maxUpstreamCalls,
-      onDedup: observability.onDedup,
-    }),
+    context: requestContext.context,
     plugins: [
       useSecurity({
         introspection: config.introspection,
@@ -86,6 +88,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       }),
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
+      requestContext.plugin,
       ...observability.plugins,
       // GraphiQL's scripts are served only where GraphiQL itself is.
       ...(config.introspection ? [graphiqlAssets.plugin] : []),

@@ -68,6 +68,8 @@ const schema = z.object({
   PIM_BREAKER_THRESHOLD: int(1, 1_000).default(10),
   PIM_BREAKER_HALF_OPEN_MS: int(100, 600_000).default(10_000),
   PIM_MAX_BODY_BYTES: int(1_024, 1_073_741_824).default(8_388_608),
+  PIM_MAX_REQUEST_BYTES: int(1_024, 4_294_967_296).default(33_554_432),
+  PIM_MAX_INFLIGHT_BYTES: int(1_024, 68_719_476_736).default(50_331_648),
   OTEL_EXPORTER_OTLP_ENDPOINT: z
     .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' })
     .optional(),
@@ -119,6 +121,8 @@ export interface Config {
   readinessMaxAgeMs: number;
   resilience: ResilienceOptions;
   maxUpstreamBodyBytes: number;
+  /** Upstream bytes one GraphQL request may read, and the process may hold at once. */
+  upstreamByteLimits: { maxRequestBytes: number; maxInflightBytes: number };
   /** OTLP/HTTP collector base URL; undefined turns tracing off. */
   otlpEndpoint: string | undefined;
   otelServiceName: string;
@@ -195,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
     },
     maxUpstreamBodyBytes: e.PIM_MAX_BODY_BYTES,
+    upstreamByteLimits: { maxRequestBytes: e.PIM_MAX_REQUEST_BYTES, maxInflightBytes: e.PIM_MAX_INFLIGHT_BYTES },
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: e.OTEL_SERVICE_NAME,
     metricsPath: e.METRICS_PATH === 'off' ? false : e.METRICS_PATH,

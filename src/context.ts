@@ -1,4 +1,5 @@
-import type { YogaInitialContext } from 'graphql-yoga';
+import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import type { ByteAccount } from './pim/byte-limits.ts';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
 import type { UpstreamCredentials } from './pim/credential.ts';
@@ -9,6 +10,8 @@ import { withErrorContract } from './errors.ts';
 /** What this server adds to Yoga's context. */
 export interface PimContext {
   pim: PimApi;
+  /** The request's upstream bytes; released once its response exists. */
+  upstreamBytes: ByteAccount;
 }
 
 /** What every resolver receives. */
@@ -28,8 +31,9 @@ export interface ContextOptions {
 }
 
 /**
- * Builds the per-request context factory. The PIM API is cached per HTTP request rather than
- * per operation, so every operation of a batched request shares one set of loaders.
+ * Builds the per-request context factory, and the plugin that ends each request's byte account.
+ * The PIM API is cached per HTTP request rather than per operation, so every operation of a
+ * batched request shares one set of loaders.
  */
 export function createContextFactory({
   client,
@@ -38,14 +42,15 @@ export function createContextFactory({
   budgetMs,
   maxUpstreamCalls,
   onDedup,
-}: ContextOptions) {
-  const apis = new WeakMap<Request, PimApi>();
-  return ({ request }: YogaInitialContext): PimContext => {
-    let pim = apis.get(request);
-    if (!pim) {
+}: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
+  const contexts = new WeakMap<Request, PimContext>();
+  const context = ({ request }: YogaInitialContext): PimContext => {
+    let built = contexts.get(request);
+    if (!built) {
+      const upstreamBytes = client.openByteAccount();
       // The request id travels upstream so PIM logs can be matched with ours.
       const headers = { ...credentials.headers(request.headers), 'x-request-id': requestIdOf(request) };
-      pim = withErrorContract(
+      const pim = withErrorContract(
         createPimApi({
           client,
           limits,
@@ -53,12 +58,17 @@ export function createContextFactory({
           signal: request.signal,
           // The budget is a deadline, not a timer: each call gets at most what is left of it.
           deadline: Date.now() + budgetMs,
+          bytes: upstreamBytes,
           maxCalls: maxUpstreamCalls,
           onDedup,
         }),
       );
-      apis.set(request, pim);
+      built = { pim, upstreamBytes };
+      contexts.set(request, built);
     }
-    return { pim };
+    return built;
   };
+  // Once the response exists, the parsed bodies behind it are garbage: their bytes stop counting.
+  const plugin: Plugin = { onResponse: ({ request }) => contexts.get(request)?.upstreamBytes.release() };
+  return { context, plugin };
 }

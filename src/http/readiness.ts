@@ -27,10 +27,14 @@ export function createReadiness({ client, limits, headers, maxAgeMs }: Readiness
   let answeredAt = -Infinity;
   return async () => {
     if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
-    const answered = await client.get(probe, { headers: probeHeaders, deadline: Date.now() + PROBE_TIMEOUT_MS }).then(
-      () => true,
-      (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status),
-    );
+    const bytes = client.openByteAccount();
+    const answered = await client
+      .get(probe, { headers: probeHeaders, deadline: Date.now() + PROBE_TIMEOUT_MS, bytes })
+      .then(
+        () => true,
+        (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status),
+      );
+    bytes.release();
     if (answered) answeredAt = Date.now();
     return answered && client.status.breaker === 'closed';
   };

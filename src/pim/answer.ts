@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type { ByteAccount } from './byte-limits.ts';
 import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import { freshnessOf } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
@@ -19,9 +20,10 @@ export async function readAnswer(
   response: Dispatcher.ResponseData,
   maxBytes: number,
   secrets: readonly string[],
+  account: ByteAccount,
 ): Promise<Answer> {
   const { statusCode, headers } = response;
-  const text = redact(await readLimitedText(response, maxBytes), secrets);
+  const text = redact(await readLimitedText(response, maxBytes, account), secrets);
   const tooDeep = nestedDeeperThan(text, MAX_JSON_DEPTH);
   const body = tooDeep ? undefined : parseJson(text);
   if (statusCode < 200 || statusCode > 299) {

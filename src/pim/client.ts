@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import { readAnswer } from './answer.ts';
+import { createByteLimits, type ByteAccount, type ByteLimitsOptions } from './byte-limits.ts';
 import { pimError, PimError } from './errors.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createAdmission, type AdmissionDispatchOptions } from './admission.ts';
@@ -30,6 +31,8 @@ export interface PimClientOptions {
   telemetry?: Layer | undefined;
   /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
   maxBodyBytes: number;
+  /** Caps on upstream bytes per GraphQL request and held by the process at once. */
+  byteLimits: ByteLimitsOptions;
   /** Retries and circuit breaker, and what they report. */
   resilience: ResilienceOptions & ResilienceHooks;
 }
@@ -40,6 +43,8 @@ export interface PimClient {
   close(): Promise<void>;
   /** Breaker state, for readiness and metrics. */
   status: UpstreamStatus;
+  /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
+  openByteAccount(): ByteAccount;
 }
 
 /** Creates the upstream client around one pooled undici Agent. */
@@ -54,8 +59,10 @@ export function createPimClient({
   cache: cacheOptions,
   telemetry,
   maxBodyBytes,
+  byteLimits,
   resilience: resilienceOptions,
 }: PimClientOptions): PimClient {
+  const bytesHeld = createByteLimits(byteLimits);
   const base = new URL(baseUrl);
   const agent = new Agent({
     connect: { timeout: connectTimeoutMs },
@@ -71,7 +78,7 @@ export function createPimClient({
   // compose() wraps outward: the cache answers hits before admission, so hits never queue.
   const dispatcher = cache ? agent.compose(admission, cache.interceptor) : agent.compose(admission);
 
-  const send: Send = async (pimRequest, { headers, signal, deadline }) => {
+  const send: Send = async (pimRequest, { headers, signal, deadline, bytes }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
     const admitted: AdmissionDispatchOptions = { deadline };
     try {
@@ -82,7 +89,7 @@ export function createPimClient({
         signal,
         ...admitted,
       });
-      return await readAnswer(response, maxBodyBytes, secretsOf(headers));
+      return await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
     } catch (error) {
       if (error instanceof PimError) throw error;
       // The caller went away: let its own abort reason through rather than blame the PIM.
@@ -106,6 +113,7 @@ export function createPimClient({
       await Promise.all([agent.close(), cache?.close()]);
     },
     status: resilience.status,
+    openByteAccount: () => bytesHeld.open(),
   };
 }
 

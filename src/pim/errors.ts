@@ -12,7 +12,8 @@ export type PimErrorCode =
   | 'UPSTREAM_ERROR'
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_UNAVAILABLE'
-  | 'BUDGET_EXCEEDED';
+  | 'BUDGET_EXCEEDED'
+  | 'UPSTREAM_TOO_LARGE';
 
 /** Base class of every failure this folder reports; `message` is safe to show to clients. */
 export class PimError extends Error {
@@ -58,6 +59,7 @@ const messageByCode: Record<PimErrorCode, string> = {
   UPSTREAM_ERROR: 'The catalog service failed',
   UPSTREAM_TIMEOUT: 'The catalog service did not answer in time',
   UPSTREAM_UNAVAILABLE: 'The catalog service is unreachable',
+  UPSTREAM_TOO_LARGE: 'The catalog answers are too large to hold',
   BUDGET_EXCEEDED: "The request's time for catalog calls ran out; ask for fewer fields or retry later",
 };
 

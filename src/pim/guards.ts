@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { API_PREFIX } from './endpoints.ts';
+import type { ByteAccount } from './byte-limits.ts';
 import { pimError } from './errors.ts';
 
 /**
@@ -24,23 +25,32 @@ export function checkedUrl(base: URL, path: string): string {
 }
 
 /**
- * Reads a response body as text, at most `maxBytes` of it. A bigger body (declared or streamed)
- * fails with UPSTREAM_ERROR and the stream is destroyed, which closes its connection instead of
- * reading the rest into memory.
+ * Reads a response body as text, at most `maxBytes` of it, charging every chunk to the request's
+ * byte account. A bigger body (declared or streamed) fails with UPSTREAM_ERROR, one past the
+ * account's caps with UPSTREAM_TOO_LARGE; either way the stream is destroyed, which closes its
+ * connection instead of reading the rest into memory, and the bytes read are given back.
  */
-export async function readLimitedText(response: Dispatcher.ResponseData, maxBytes: number): Promise<string> {
+export async function readLimitedText(
+  response: Dispatcher.ResponseData,
+  maxBytes: number,
+  account: ByteAccount,
+): Promise<string> {
   const { body, headers, statusCode } = response;
-  const tooLarge = () => {
-    body.destroy();
-    return pimError('UPSTREAM_ERROR', new Error(`response body over ${maxBytes} bytes`), statusCode);
-  };
-  if (Number(headers['content-length']) > maxBytes) throw tooLarge();
+  const tooLarge = () => pimError('UPSTREAM_ERROR', new Error(`response body over ${maxBytes} bytes`), statusCode);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge();
-    chunks.push(chunk);
+  try {
+    if (Number(headers['content-length']) > maxBytes) throw tooLarge();
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size + chunk.length > maxBytes) throw tooLarge();
+      account.charge(chunk.length, statusCode);
+      size += chunk.length;
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    body.destroy();
+    account.refund(size);
+    throw error;
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks, size).toString('utf8');
 }

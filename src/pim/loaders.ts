@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './endpoints.ts';
+import type { ByteAccount } from './byte-limits.ts';
 import type { PimClient } from './client.ts';
 import { PimError } from './errors.ts';
 import { NOT_FRESH } from './freshness.ts';
@@ -14,6 +15,8 @@ export interface PimApiOptions {
   signal?: AbortSignal | undefined;
   /** Epoch ms by which this request's upstream work must be done. */
   deadline: number;
+  /** Where this request's upstream bytes are counted. */
+  bytes: ByteAccount;
   /** Distinct calls this API may send; the ones past it fail with BAD_USER_INPUT unsent. */
   maxCalls: number;
   /** Told about each load the DataLoader answers from its cache instead of a new call. */
@@ -30,12 +33,21 @@ export type PimApi = Record<OperationName, (args: PimArgs) => Promise<unknown>> 
  * Creates the per-request API. One DataLoader keyed by the request path means identical calls
  * from aliases, repeated fields or fragments are sent once; distinct calls go out in parallel.
  */
-export function createPimApi({ client, headers, limits, signal, deadline, maxCalls, onDedup }: PimApiOptions): PimApi {
+export function createPimApi({
+  client,
+  headers,
+  limits,
+  signal,
+  deadline,
+  bytes,
+  maxCalls,
+  onDedup,
+}: PimApiOptions): PimApi {
   const loader = new DataLoader<PimRequest, Promise<Answer>, string>(
     // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
     // settles with its own promise, so a fast field (or the first part of a @defer response)
     // never waits for the slowest call of its batch.
-    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline })),
+    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline, bytes })),
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();

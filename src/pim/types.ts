@@ -1,3 +1,4 @@
+import type { ByteAccount } from './byte-limits.ts';
 import type { PimRequest } from './endpoints.ts';
 
 /** How long an upstream answer may be reused, as its Cache-Control and Age headers say. */
@@ -22,6 +23,8 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Epoch ms by which the GraphQL request's upstream work must be done (its budget). */
   deadline: number;
+  /** The GraphQL request's upstream bytes; every body read is charged to it. */
+  bytes: ByteAccount;
 }
 
 /** Sends one GET and resolves with its Answer, else rejects with a PimError (or the caller's abort reason). */
