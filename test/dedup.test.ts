@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { echo } from './helpers/upstream.ts';
 import { createTestApp, useUpstreamApp } from './helpers/app.ts';
 
-const fixture = useUpstreamApp({ GRAPHQL_BATCHING: 'true', PIM_MAX_CONCURRENCY: '2' });
+const fixture = useUpstreamApp({
+  GRAPHQL_BATCHING: 'true',
+  PIM_MAX_CONCURRENCY: '2',
+  PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '2',
+});
 
 const aliases = (n: number, args: (i: number) => string) =>
   Array.from({ length: n }, (_, i) => `a${i}: catalogProducts(${args(i)})`).join('\n');

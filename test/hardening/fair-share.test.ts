@@ -77,6 +77,32 @@ describe('one credential cannot starve the others', () => {
     }
   }, 20_000);
 
+  it('holds each credential to its share of the connections, while several credentials use them all', async () => {
+    const inFlight = new Map<string, number>();
+    const peaks = new Map<string, number>();
+    let peak = 0;
+    upstream = await startFaultyUpstream((req, res) => {
+      const key = String(req.headers['x-api-key']);
+      inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+      peaks.set(key, Math.max(peaks.get(key) ?? 0, inFlight.get(key)!));
+      peak = Math.max(
+        peak,
+        [...inFlight.values()].reduce((a, b) => a + b, 0),
+      );
+      res.once('close', () => inFlight.set(key, inFlight.get(key)! - 1));
+      faults.slowHeaders(100)(req, res);
+    });
+    facade = await startFacade(upstream.url, {
+      PIM_MAX_CONCURRENCY: '4',
+      PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '2',
+      PIM_CACHE: 'false',
+    });
+    const bodies = await Promise.all(['K1', 'K2'].map((key) => post(facade!.url, fields(key, 6), key)));
+    expect(bodies.flatMap(codes)).toEqual([]);
+    expect(Object.fromEntries(peaks)).toEqual({ K1: 2, K2: 2 });
+    expect(peak).toBe(4);
+  });
+
   it('a budget spent in the queue is BUDGET_EXCEEDED, not retried, and does not open the breaker', async () => {
     upstream = await startFaultyUpstream(faults.slowHeaders(1_500));
     facade = await startFacade(upstream.url, {
