@@ -24,7 +24,10 @@ export interface AdmissionOptions {
 export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOptions) {
   return (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch =>
     (opts, handler) => {
-      const { deadline, signal } = opts as typeof opts & AdmissionDispatchOptions & { signal?: AbortSignal };
+      const own = opts as typeof opts & Partial<AdmissionDispatchOptions> & { signal?: AbortSignal };
+      // A dispatch that carries no budget (none of ours should) gets one call's time in all.
+      const deadline = own.deadline ?? Date.now() + requestTimeoutMs;
+      const { signal } = own;
       const headers = (opts.headers ?? {}) as Record<string, string>;
       queue.acquire(keyOf(headers), deadline, signal).then(
         (release) => {
