@@ -10,6 +10,7 @@ import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
 import type { UpstreamStatus } from './pim/resilience.ts';
 import { createReadiness } from './http/readiness.ts';
+import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
@@ -80,6 +81,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       }),
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
+      useHttpCaching({ forwardHeaders: config.forwardHeaders }),
       ...observability.plugins,
       // GraphiQL's scripts are served only where GraphiQL itself is.
       ...(config.introspection ? [graphiqlAssets.plugin] : []),
