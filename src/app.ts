@@ -8,7 +8,8 @@ import { maskError } from './errors.ts';
 import { createObservability } from './observability/setup.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
-import type { UpstreamStatus } from './pim/resilience.ts';
+import { createUpstreamCredentials } from './pim/credential.ts';
+import type { UpstreamStatus } from './pim/types.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
@@ -46,12 +47,13 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     upstreamStatus: () => client.status,
   });
   const graphiqlAssets = createGraphiQLAssets();
+  const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     maxConcurrency: config.maxConcurrency,
-    credentialHeaders: config.pimApiKey ? [...config.forwardHeaders, 'x-api-key'] : config.forwardHeaders,
+    credentialHeaders: credentials.names,
     coalesce: config.coalesce,
     cache: config.cache && {
       ...config.cache,
@@ -59,7 +61,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     },
     telemetry: observability.telemetry,
     maxBodyBytes: config.maxUpstreamBodyBytes,
-    resilience: config.resilience,
+    resilience: {
+      ...config.resilience,
+      onRetry: (request) => observability.metrics.retries.inc({ operation: request.operation }),
+    },
   });
   const limits = { maxPageSize: config.maxPageSize, maxIdLength: config.maxIdLength };
   const yoga = createYoga<object, PimContext>({
@@ -67,8 +72,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     context: createContextFactory({
       client,
       limits,
-      forwardHeaders: config.forwardHeaders,
-      apiKey: config.pimApiKey,
+      credentials,
       budgetMs: config.budgetMs,
       maxUpstreamCalls: config.maxUpstreamCalls,
       onDedup: observability.onDedup,
@@ -97,11 +101,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     maxRequestBodySize: false,
     logging: logger ?? false,
   });
-  const apiKeyHeader: Record<string, string> = config.pimApiKey ? { 'x-api-key': config.pimApiKey } : {};
   return {
     yoga,
     close: async () => void (await Promise.all([client.close(), observability.close()])),
-    ready: createReadiness({ client, limits, headers: apiKeyHeader, maxAgeMs: config.readinessMaxAgeMs }),
+    ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
   };
 }
