@@ -1,14 +1,8 @@
 import etag from 'etag';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import vary from 'vary';
-
-/** How long, and by whom, the upstream answers behind one GraphQL result may be stored. */
-export interface ResultFreshness {
-  /** Seconds the least fresh answer had left (its `Age` already taken off). */
-  maxAgeS: number;
-  /** True only when every answer allowed shared caches to store it. */
-  shared: boolean;
-}
+import type { PimContext } from '../context.ts';
+import type { Freshness } from '../pim/types.ts';
 
 export interface HttpCachingOptions {
   /** Lower-case incoming headers passed on to the PIM: they make a response private and are varied on. */
@@ -20,8 +14,8 @@ export interface CachePolicyInput {
   method: string;
   /** The request carried one of the forwarded (credential) headers. */
   credential: boolean;
-  /** Undefined when no upstream answer made the result. */
-  freshness: ResultFreshness | undefined;
+  /** The least fresh upstream answer behind the result (its `Age` taken off); undefined when none was used. */
+  freshness: Freshness | undefined;
   /** The result has errors, or no data: never stored. */
   failed: boolean;
 }
@@ -56,11 +50,12 @@ export function useHttpCaching({ forwardHeaders }: HttpCachingOptions): Plugin {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
     onExecutionResult({ request, result, setResult, context }) {
       if (!result || isAsyncIterable(result)) return;
-      const pim = (context as { pim?: { freshness?: () => ResultFreshness | undefined } }).pim;
+      // Yoga's hook types know only its own context; this is the one the context factory extended.
+      const { pim } = context as typeof context & Partial<PimContext>;
       const cacheControl = cacheControlFor({
         method: request.method,
         credential: carriesCredential(request.headers),
-        freshness: pim?.freshness?.(),
+        freshness: pim?.freshness(),
         failed: Boolean(result.errors?.length) || result.data == null,
       });
       const http = result.extensions?.http;
