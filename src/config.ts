@@ -1,7 +1,4 @@
 import { z } from 'zod';
-import type { HttpOptions } from './http/server.ts';
-import type { ResilienceOptions } from './pim/resilience.ts';
-import type { AbuseLimits } from './plugins/limits.ts';
 
 const int = (min: number, max: number) => {
   const error = `an integer from ${min} to ${max}`;
@@ -18,10 +15,11 @@ const list = z.string().transform((v) =>
 );
 
 /**
- * Every setting the server reads from the environment, with its default.
- * The README's configuration table mirrors this object; keep the two in step.
+ * Every setting the server reads from the environment, with its one default: modules take
+ * required options. The README's configuration table lists the same names and defaults
+ * (test/config.test.ts holds the two in step).
  */
-const schema = z.object({
+export const settings = z.object({
   PORT: int(0, 65535).default(4000),
   HOST: z.string().min(1).optional(),
   NODE_ENV: z.string().default('development'),
@@ -81,51 +79,10 @@ const schema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
 });
 
-type Env = z.output<typeof schema>;
+export type Settings = z.output<typeof settings>;
 
 /** The validated, typed configuration every other module takes as options. */
-export interface Config {
-  port: number;
-  /** Undefined listens on all interfaces, like `node:http` does by default. */
-  host: string | undefined;
-  production: boolean;
-  logLevel: Env['LOG_LEVEL'];
-  /** The part of the service URL before `/pxm`; undefined serves the bundled demo catalog. */
-  pimBaseUrl: string | undefined;
-  pimApiKey: string | undefined;
-  /** Lower-case names of incoming headers passed on to the PIM. */
-  forwardHeaders: string[];
-  connectTimeoutMs: number;
-  requestTimeoutMs: number;
-  maxConcurrency: number;
-  maxPageSize: number;
-  maxIdLength: number;
-  batching: boolean;
-  /** Operation shape limits (GraphQL Armor and the upstream cost rule). */
-  limits: AbuseLimits;
-  /** Deadline of one request's upstream work, and how many distinct upstream calls it may make. */
-  budgetMs: number;
-  maxUpstreamCalls: number;
-  /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
-  introspection: boolean;
-  /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
-  serviceSdl: boolean;
-  csrfPrevention: boolean;
-  corsOrigins: string[];
-  http: HttpOptions;
-  readinessMaxAgeMs: number;
-  resilience: ResilienceOptions;
-  maxUpstreamBodyBytes: number;
-  /** OTLP/HTTP collector base URL; undefined turns tracing off. */
-  otlpEndpoint: string | undefined;
-  otelServiceName: string;
-  /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
-  metricsPath: string | false;
-  /** Share identical in-flight upstream GETs of one credential. */
-  coalesce: boolean;
-  /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
-  cache: { defaultTtlMs: number; maxBytes: number; redisUrl: string | undefined } | false;
-}
+export type Config = ReturnType<typeof toConfig>;
 
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
 export class ConfigError extends Error {
@@ -136,7 +93,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, the way shells and .env files usually mean them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = schema.safeParse(present);
+  const parsed = settings.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
@@ -144,14 +101,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid ${name}=${JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
     );
   }
-  const e = parsed.data;
+  return toConfig(parsed.data);
+}
+
+function toConfig(e: Settings) {
   return {
     port: e.PORT,
+    /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
     production: e.NODE_ENV === 'production',
     logLevel: e.LOG_LEVEL,
+    /** The part of the service URL before `/pxm`; undefined serves the bundled demo catalog. */
     pimBaseUrl: e.PIM_BASE_URL,
     pimApiKey: e.PIM_API_KEY,
+    /** Lower-case names of incoming headers passed on to the PIM. */
     forwardHeaders: e.PIM_FORWARD_HEADERS,
     connectTimeoutMs: e.PIM_CONNECT_TIMEOUT_MS,
     requestTimeoutMs: e.PIM_TIMEOUT_MS,
@@ -159,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,
+    /** Operation shape limits (GraphQL Armor and the upstream cost rule). */
     limits: {
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
@@ -166,9 +130,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
       maxCost: e.GRAPHQL_MAX_COST,
     },
+    /** Deadline of one request's upstream work, and how many distinct upstream calls it may make. */
     budgetMs: e.GRAPHQL_BUDGET_MS,
     maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
+    /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
     introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
     serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
     csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
     corsOrigins: e.CORS_ORIGINS,
@@ -188,10 +155,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
     },
     maxUpstreamBodyBytes: e.PIM_MAX_BODY_BYTES,
+    /** OTLP/HTTP collector base URL; undefined turns tracing off. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: e.OTEL_SERVICE_NAME,
-    metricsPath: e.METRICS_PATH === 'off' ? false : e.METRICS_PATH,
+    /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
+    metricsPath: e.METRICS_PATH === 'off' ? (false as const) : e.METRICS_PATH,
+    /** Share identical in-flight upstream GETs of one credential. */
     coalesce: e.PIM_COALESCE,
+    /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
