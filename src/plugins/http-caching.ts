@@ -77,8 +77,9 @@ export function useHttpCaching({ forwardHeaders }: HttpCachingOptions): Plugin {
       }
       if (request.method !== 'GET' || response.status !== 200 || !response.body || streamedTypes.test(type)) return;
       const body = await response.text();
-      headers.set('etag', etag(body));
-      if (matches(request.headers.get('if-none-match'), headers.get('etag')!)) {
+      const tag = etag(body);
+      headers.set('etag', tag);
+      if (matches(request.headers.get('if-none-match'), tag)) {
         headers.delete('content-type');
         headers.delete('content-length');
         return setResponse(new fetchAPI.Response(null, { status: 304, headers }));
