@@ -124,7 +124,7 @@ export interface Config {
   /** Share identical in-flight upstream GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
-  cache: { defaultTtlMs: number; maxBytes: number; redisUrl: string | undefined } | false;
+  cache: { defaultTtlMs: number; maxBytes: number; maxEntryBytes: number; redisUrl: string | undefined } | false;
 }
 
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
@@ -195,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
+      maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
     },
   };

@@ -19,11 +19,11 @@ export interface PimClientOptions {
   /** Upstream connections, and so calls in flight at once; the rest wait in undici's queue. @default 16 */
   maxConcurrency?: number;
   /** Lower-case headers that identify the caller; coalescing and caching never cross them. */
-  credentialHeaders?: readonly string[];
+  credentialHeaders: readonly string[];
   /** Share identical in-flight GETs of one credential. @default true */
   coalesce?: boolean;
-  /** HTTP cache of upstream answers; false turns it off. @default {} (in memory) */
-  cache?: Omit<ResponseCacheOptions, 'credentialKey'> | false;
+  /** HTTP cache of upstream answers; false turns it off. */
+  cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl'> | false;
   /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
   telemetry?: Layer;
   /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. @default 8 MiB */
@@ -54,7 +54,7 @@ export function createPimClient({
   maxConcurrency = 16,
   credentialHeaders,
   coalesce = true,
-  cache: cacheOptions = {},
+  cache: cacheOptions,
   telemetry,
   maxBodyBytes = 8 * 2 ** 20,
   resilience: resilienceOptions,
@@ -67,7 +67,7 @@ export function createPimClient({
     bodyTimeout: requestTimeoutMs,
   });
   const credentialKey = createCredentialKey(credentialHeaders);
-  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
+  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey, baseUrl });
   const dispatcher = cache ? agent.compose(cache.interceptor) : agent;
 
   const send: Send = async (pimRequest, headers, signal) => {
@@ -101,7 +101,17 @@ export function createPimClient({
     ...resilience.layers,
     ...(telemetry ? [telemetry] : []),
   ];
-  const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  const layered = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  // A fresh answer already parsed skips every layer: nothing is sent, so nothing to share, guard or time.
+  const get: Send = !cache
+    ? layered
+    : async (pimRequest, headers, signal) => {
+        const cached = cache.lookup(pimRequest.path, headers);
+        if (cached !== undefined) return cached;
+        const body = await layered(pimRequest, headers, signal);
+        cache.remember(pimRequest.path, headers, body);
+        return body;
+      };
   return {
     get,
     close: async () => void (await Promise.all([agent.close(), cache?.close()])),

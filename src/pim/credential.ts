@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
 
-/** Headers that name the caller upstream when no list is configured. */
-export const defaultCredentialHeaders: readonly string[] = ['x-api-key', 'authorization'];
-
 /**
  * Creates a function that turns the credential headers of an upstream call into a short,
  * one-way key, so shared state (in-flight calls, cached responses) is partitioned per caller
@@ -10,7 +7,7 @@ export const defaultCredentialHeaders: readonly string[] = ['x-api-key', 'author
  *
  * @param names lower-case header names whose values identify the caller
  */
-export function createCredentialKey(names: readonly string[] = defaultCredentialHeaders) {
+export function createCredentialKey(names: readonly string[]) {
   const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort();
   // Header objects are created once per GraphQL request, so each is hashed once.
   const memo = new WeakMap<object, string>();

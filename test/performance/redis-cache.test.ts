@@ -67,3 +67,59 @@ describe('REDIS_URL with Redis gone', () => {
     }
   });
 });
+
+describe('REDIS_URL: exact-key lookups', () => {
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let upstream: Upstream;
+  let app: TestApp;
+  const productsOf = (catalogId: string) => `{ catalogProducts(catalogId: ${JSON.stringify(catalogId)}, page: 0) }`;
+  beforeAll(async () => {
+    redis = await startRedis();
+    upstream = await startUpstream((req, res) => {
+      res.setHeader('cache-control', 'max-age=60');
+      echo(req, res);
+    });
+    app = createTestApp(upstream.url, { REDIS_URL: redis.url });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    await redis?.stop();
+  });
+
+  it('answers a miss quickly with 100,000 unrelated keys in Redis, without scanning', async () => {
+    await redis.client.eval("for i = 1, 100000 do redis.call('SET', 'unrelated:' .. i, 'x') end", 0);
+    await app.query(productsOf('warm-up'), {}, { 'x-api-key': 'k' });
+    await redis.client.config('RESETSTAT');
+    upstream.reset();
+    const timings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const { body } = await app.query(productsOf(`miss-${i}`), {}, { 'x-api-key': 'k' });
+      timings.push(performance.now() - started);
+      expect(body.errors).toBeUndefined();
+    }
+    expect(upstream.requests).toHaveLength(5);
+    // Generous for a loaded machine: a scan of the keyspace took far longer than this per miss.
+    expect(timings.sort((a, b) => a - b)[2]).toBeLessThan(20);
+    const stats = await redis.client.info('commandstats');
+    expect(stats).not.toMatch(/cmdstat_(scan|keys):/);
+  });
+
+  it('keeps an id with * ? [ ] as its own entry, never a pattern', async () => {
+    const before = await redis.client.dbsize();
+    const cached = await app.query(productsOf('xa'), {}, { 'x-api-key': 'glob' });
+    expect(cached.body.errors).toBeUndefined();
+    for (let i = 0; i < 200 && (await redis.client.dbsize()) === before; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    upstream.reset();
+    expect((await app.query(productsOf('xa'), {}, { 'x-api-key': 'glob' })).body).toEqual(cached.body);
+    expect(upstream.requests).toHaveLength(0);
+    for (const id of ['x*', 'x?', 'x[a]', '[x]a', '*']) {
+      const { body } = await app.query(productsOf(id), {}, { 'x-api-key': 'glob' });
+      expect(body.errors).toBeUndefined();
+      expect(body.data).not.toEqual(cached.body.data);
+    }
+    expect(upstream.requests).toHaveLength(5);
+  });
+});
