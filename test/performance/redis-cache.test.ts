@@ -122,4 +122,32 @@ describe('REDIS_URL: exact-key lookups', () => {
     }
     expect(upstream.requests).toHaveLength(5);
   });
+
+  it('keeps Vary variants under one key, their header values only as hashes', async () => {
+    const varying = createTestApp(upstream.url, {
+      REDIS_URL: redis.url,
+      PIM_FORWARD_HEADERS: 'x-api-key,accept-language',
+    });
+    try {
+      upstream.reset();
+      upstream.respond((req, res) => {
+        res.setHeader('cache-control', 'max-age=60');
+        res.setHeader('vary', 'accept-language');
+        echo(req, res);
+      });
+      const ask = (language: string) =>
+        varying.query(productsOf('vary'), {}, { 'x-api-key': 'vary', 'accept-language': language });
+      for (const language of ['lang-one', 'lang-two', 'lang-one', 'lang-two', 'lang-one']) {
+        expect((await ask(language)).body.errors).toBeUndefined();
+        // Writes land after the answer; let each one finish before the next lookup.
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(upstream.requests.map((r) => r.headers['accept-language'])).toEqual(['lang-one', 'lang-two']);
+      const stored = await redis.client.keys('pim-graphql:*');
+      const dump = (await Promise.all(stored.map((key) => redis.client.hgetall(key)))).map((h) => JSON.stringify(h));
+      expect(dump.join(' ')).not.toMatch(/lang-one|lang-two/);
+    } finally {
+      await varying.close();
+    }
+  });
 });
