@@ -166,6 +166,7 @@ function toConfig(e: Settings) {
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
+      maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
     },
   };

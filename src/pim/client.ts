@@ -22,7 +22,7 @@ export interface PimClientOptions {
   /** Share identical in-flight GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false turns it off. */
-  cache: Omit<ResponseCacheOptions, 'credentialKey'> | false;
+  cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl'> | false;
   /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
   telemetry?: Layer | undefined;
   /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
@@ -60,7 +60,7 @@ export function createPimClient({
     bodyTimeout: requestTimeoutMs,
   });
   const credentialKey = createCredentialKey(credentialHeaders);
-  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
+  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey, baseUrl });
   const dispatcher = cache ? agent.compose(cache.interceptor) : agent;
 
   const send: Send = async (pimRequest, { headers, signal, deadline }) => {
@@ -94,7 +94,17 @@ export function createPimClient({
     ...resilience.layers,
     ...(telemetry ? [telemetry] : []),
   ];
-  const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  const layered = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  // A fresh answer already parsed skips every layer: nothing is sent, so nothing to share, guard or time.
+  const get: Send = !cache
+    ? layered
+    : async (pimRequest, call) => {
+        const cached = cache.lookup(pimRequest.path, call.headers);
+        if (cached !== undefined) return cached;
+        const answer = await layered(pimRequest, call);
+        cache.remember(pimRequest.path, call.headers, answer);
+        return answer;
+      };
   return {
     get,
     close: async () => void (await Promise.all([agent.close(), cache?.close()])),
