@@ -11,6 +11,7 @@ import { createPimClient } from './pim/client.ts';
 import type { UpstreamStatus } from './pim/resilience.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
+import { createPersistedDocuments } from './plugins/persisted.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
@@ -35,12 +36,21 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  const persisted = createPersistedDocuments({
+    ...config.persistedDocuments,
+    apq: config.apq && {
+      ...config.apq,
+      maxDocumentBytes: config.http.maxBodyBytes,
+      onError: (error) => logger?.warn({ err: error.message }, 'APQ document store failed; answering as a miss'),
+    },
+  });
   const observability = createObservability({
     logger,
     otlpEndpoint: config.otlpEndpoint,
     spanExporter: extras.spanExporter,
     serviceName: config.otelServiceName,
     metricsPath: config.metricsPath,
+    operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
   });
@@ -78,6 +88,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         csrfPrevention: config.csrfPrevention,
         serviceSdl: config.serviceSdl,
       }),
+      persisted.plugin,
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       ...observability.plugins,
@@ -98,7 +109,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const apiKeyHeader: Record<string, string> = config.pimApiKey ? { 'x-api-key': config.pimApiKey } : {};
   return {
     yoga,
-    close: async () => void (await Promise.all([client.close(), observability.close()])),
+    close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: apiKeyHeader, maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
   };

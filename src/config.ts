@@ -78,6 +78,12 @@ const schema = z.object({
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
   PIM_CACHE_MAX_MB: int(1, 65_536).default(64),
+  GRAPHQL_APQ: flag.default(true),
+  APQ_MAX_DOCUMENTS: int(1, 1_000_000).default(1_000),
+  APQ_MAX_BYTES: int(1_024, 1_073_741_824).default(4_194_304),
+  APQ_TTL_S: int(1, 31_536_000).default(86_400),
+  PERSISTED_DOCUMENTS_PATH: z.string().min(1).optional(),
+  PERSISTED_DOCUMENTS_ONLY: flag.default(false),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
 });
 
@@ -125,6 +131,10 @@ export interface Config {
   coalesce: boolean;
   /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
   cache: { defaultTtlMs: number; maxBytes: number; redisUrl: string | undefined } | false;
+  /** Automatic persisted queries' store; false when GRAPHQL_APQ is off. */
+  apq: { maxDocuments: number; maxBytes: number; ttlMs: number; redisUrl: string | undefined } | false;
+  /** Trusted documents: the manifest's path, and whether every other document is refused. */
+  persistedDocuments: { path: string | undefined; only: boolean };
 }
 
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
@@ -197,6 +207,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
       redisUrl: e.REDIS_URL,
     },
+    apq: e.GRAPHQL_APQ && {
+      maxDocuments: e.APQ_MAX_DOCUMENTS,
+      maxBytes: e.APQ_MAX_BYTES,
+      ttlMs: e.APQ_TTL_S * 1_000,
+      redisUrl: e.REDIS_URL,
+    },
+    persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
 }
 
