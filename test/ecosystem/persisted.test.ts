@@ -221,4 +221,14 @@ describe('trusted documents only (PERSISTED_DOCUMENTS_ONLY=true)', () => {
     expect(sent.sent).toHaveLength(1);
     expect(upstream.requests).toHaveLength(0);
   });
+
+  it('will not start without a manifest, or with an entry whose id is not its SHA-256', async () => {
+    await expect(startFacade(upstream.url, { PERSISTED_DOCUMENTS_ONLY: 'true' })).rejects.toThrow(
+      'PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH',
+    );
+    writeFileSync(join(dir, 'wrong-ids.json'), JSON.stringify({ [sha256('{ a }')]: '{ b }' }));
+    await expect(startFacade(upstream.url, { PERSISTED_DOCUMENTS_PATH: join(dir, 'wrong-ids.json') })).rejects.toThrow(
+      /is not a document whose SHA-256 is its id/,
+    );
+  });
 });
