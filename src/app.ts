@@ -13,6 +13,7 @@ import type { UpstreamStatus } from './pim/types.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
+import { createPersistedDocuments } from './plugins/persisted.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
@@ -37,12 +38,21 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  const persisted = createPersistedDocuments({
+    ...config.persistedDocuments,
+    apq: config.apq && {
+      ...config.apq,
+      maxDocumentBytes: config.http.maxBodyBytes,
+      onError: (error) => logger?.warn({ err: error.message }, 'APQ document store failed; answering as a miss'),
+    },
+  });
   const observability = createObservability({
     logger,
     otlpEndpoint: config.otlpEndpoint,
     spanExporter: extras.spanExporter,
     serviceName: config.otelServiceName,
     metricsPath: config.metricsPath,
+    operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
   });
@@ -83,6 +93,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         csrfPrevention: config.csrfPrevention,
         serviceSdl: config.serviceSdl,
       }),
+      persisted.plugin,
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       useHttpCaching({ forwardHeaders: config.forwardHeaders }),
@@ -103,7 +114,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   });
   return {
     yoga,
-    close: async () => void (await Promise.all([client.close(), observability.close()])),
+    close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
   };

@@ -76,6 +76,12 @@ export const settings = z.object({
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
   PIM_CACHE_MAX_MB: int(1, 65_536).default(64),
+  GRAPHQL_APQ: flag.default(true),
+  APQ_MAX_DOCUMENTS: int(1, 1_000_000).default(1_000),
+  APQ_MAX_BYTES: int(1_024, 1_073_741_824).default(4_194_304),
+  APQ_TTL_S: int(1, 31_536_000).default(86_400),
+  PERSISTED_DOCUMENTS_PATH: z.string().min(1).optional(),
+  PERSISTED_DOCUMENTS_ONLY: flag.default(false),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
 });
 
@@ -169,6 +175,13 @@ function toConfig(e: Settings) {
       maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
     },
+    apq: e.GRAPHQL_APQ && {
+      maxDocuments: e.APQ_MAX_DOCUMENTS,
+      maxBytes: e.APQ_MAX_BYTES,
+      ttlMs: e.APQ_TTL_S * 1_000,
+      redisUrl: e.REDIS_URL,
+    },
+    persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
 }
 
