@@ -11,6 +11,7 @@ import { createPimClient } from './pim/client.ts';
 import type { UpstreamStatus } from './pim/resilience.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
+import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
@@ -22,6 +23,8 @@ export interface App {
   ready(): Promise<boolean>;
   /** Breaker state, read-only. */
   upstream: UpstreamStatus;
+  /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
+  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 /** What tests inject in place of the configured infrastructure. */
@@ -40,7 +43,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     otlpEndpoint: config.otlpEndpoint,
     spanExporter: extras.spanExporter,
     serviceName: config.otelServiceName,
-    metricsPath: config.metricsPath,
+    // With a port of their own, the metrics are not served on the GraphQL port.
+    metricsPath: config.metricsPort === undefined ? config.metricsPath : false,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
   });
@@ -83,6 +87,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       ...observability.plugins,
       // GraphiQL's scripts are served only where GraphiQL itself is.
       ...(config.introspection ? [graphiqlAssets.plugin] : []),
+      useRefusalMessages(),
     ],
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,
@@ -95,11 +100,13 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     maxRequestBodySize: false,
     logging: logger ?? false,
   });
+  const { registry } = observability.metrics;
   const apiKeyHeader: Record<string, string> = config.pimApiKey ? { 'x-api-key': config.pimApiKey } : {};
   return {
     yoga,
     close: async () => void (await Promise.all([client.close(), observability.close()])),
     ready: createReadiness({ client, limits, headers: apiKeyHeader, maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
+    metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

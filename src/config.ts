@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { HttpOptions } from './http/server.ts';
 import type { ResilienceOptions } from './pim/resilience.ts';
 import type { AbuseLimits } from './plugins/limits.ts';
 
@@ -24,7 +23,9 @@ const list = z.string().transform((v) =>
 const schema = z.object({
   PORT: int(0, 65535).default(4000),
   HOST: z.string().min(1).optional(),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'], { error: 'one of development, production, test' })
+    .default('development'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -35,6 +36,7 @@ const schema = z.object({
     .transform((v) => v.replace(/\/+$/, ''))
     .optional(),
   PIM_API_KEY: z.string().min(1).optional(),
+  PIM_DEMO: flag.default(false),
   PIM_FORWARD_HEADERS: list.default(['x-api-key', 'authorization']),
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
@@ -53,7 +55,11 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   FEDERATION_SDL: flag.optional(),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
-  CORS_ORIGINS: list.default([]),
+  CORS_ORIGINS: list
+    .refine((origins) => !origins.some((o) => o.includes('*')), {
+      error: 'the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)',
+    })
+    .default([]),
   HTTP_MAX_BODY_BYTES: int(1_024, 26_214_400).default(65_536),
   HTTP_MAX_HEADER_BYTES: int(1_024, 1_048_576).default(16_384),
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
@@ -74,6 +80,7 @@ const schema = z.object({
     .string()
     .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
     .default('/metrics'),
+  METRICS_PORT: int(0, 65535).optional(),
   PIM_COALESCE: flag.default(true),
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
@@ -112,7 +119,15 @@ export interface Config {
   serviceSdl: boolean;
   csrfPrevention: boolean;
   corsOrigins: string[];
-  http: HttpOptions;
+  /** node:http limits and the shutdown grace (http/server.ts). */
+  http: {
+    maxBodyBytes: number;
+    maxHeaderBytes: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    shutdownGraceMs: number;
+  };
   readinessMaxAgeMs: number;
   resilience: ResilienceOptions;
   maxUpstreamBodyBytes: number;
@@ -121,6 +136,8 @@ export interface Config {
   otelServiceName: string;
   /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
   metricsPath: string | false;
+  /** A port of their own for the metrics; undefined serves them on the main port. */
+  metricsPort: number | undefined;
   /** Share identical in-flight upstream GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
@@ -145,6 +162,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   const e = parsed.data;
+  const refusal = unsafeCombination(e);
+  if (refusal) throw new ConfigError(refusal);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -191,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: e.OTEL_SERVICE_NAME,
     metricsPath: e.METRICS_PATH === 'off' ? false : e.METRICS_PATH,
+    metricsPort: e.METRICS_PORT,
     coalesce: e.PIM_COALESCE,
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,
@@ -198,6 +218,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       redisUrl: e.REDIS_URL,
     },
   };
+}
+
+/** Settings each valid alone whose combination would quietly do what nobody meant. */
+function unsafeCombination(e: Env): string | undefined {
+  if (e.NODE_ENV === 'production' && !e.PIM_BASE_URL && !e.PIM_DEMO) {
+    return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
+  }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off') return 'METRICS_PORT is set but METRICS_PATH=off';
+  return undefined;
 }
 
 // A URL setting may carry a password (REDIS_URL): the error line must not print it.
