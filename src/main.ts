@@ -18,7 +18,9 @@ const pimBaseUrl = config.pimBaseUrl ?? demo!.url;
 const app = createApp({ ...config, pimBaseUrl }, logger);
 const server = createServer(app, config.http);
 const metrics =
-  config.metricsPort !== undefined && config.metricsPath ? createMetricsServer(app.metrics, config.metricsPath) : undefined;
+  config.metricsPort !== undefined && config.metricsPath
+    ? createMetricsServer(app.metrics, config.metricsPath)
+    : undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
 
 const port = await listenOrExit(server, config.port);

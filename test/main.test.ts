@@ -70,7 +70,9 @@ describe('METRICS_PORT', () => {
     const scrape = await fetch(metricsUrl);
     expect(scrape.status).toBe(200);
     expect(scrape.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(await scrape.text()).toContain('graphql_operations_total{operation_type="query",operation_name="anonymous"} 1');
+    expect(await scrape.text()).toContain(
+      'graphql_operations_total{operation_type="query",operation_name="anonymous"} 1',
+    );
     expect((await fetch(new URL('/graphql', metricsUrl))).status).toBe(404);
 
     server.child.kill('SIGTERM');
@@ -155,7 +157,9 @@ describe.skipIf(!older)('an older Node.js', () => {
     expect(code).toBe(1);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      new RegExp(`^This server needs Node\\.js 24 or later; found Node\\.js ${older!.version.replaceAll('.', '\\.')} \\(/.+\\)$`),
+      new RegExp(
+        `^This server needs Node\\.js 24 or later; found Node\\.js ${older!.version.replaceAll('.', '\\.')} \\(/.+\\)$`,
+      ),
     );
   });
 });

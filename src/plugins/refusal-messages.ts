@@ -20,7 +20,9 @@ export function useRefusalMessages(): Plugin {
       // The headers other plugins set (request id, CORS) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
-      setResponse(new fetchAPI.Response(JSON.stringify({ errors: [{ message }] }), { status: response.status, headers }));
+      setResponse(
+        new fetchAPI.Response(JSON.stringify({ errors: [{ message }] }), { status: response.status, headers }),
+      );
     },
   };
 }
