@@ -225,7 +225,8 @@ function unsafeCombination(e: Env): string | undefined {
   if (e.NODE_ENV === 'production' && !e.PIM_BASE_URL && !e.PIM_DEMO) {
     return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
   }
-  if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off') return 'METRICS_PORT is set but METRICS_PATH=off';
+  if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off')
+    return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';
   return undefined;
 }
 
