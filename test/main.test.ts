@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { faults, startFaultyUpstream } from './helpers/faulty-upstream.ts';
 import { isRunning, repoRoot, runProcess, startProcess } from './helpers/process.ts';
 
 const serverEnv = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', PIM_BASE_URL: '' };
@@ -55,6 +56,25 @@ describe('node src/main.ts with no configuration', () => {
     expect(await server.exited).toBe(0);
     expect(server.lines.filter((line) => line.includes('shutting down'))).toHaveLength(1);
     await expect(fetch(server.url)).rejects.toThrow();
+  });
+});
+
+describe('SIGTERM with a request in flight', () => {
+  it('lets it finish, refuses new connections, and exits 0', async () => {
+    const upstream = await startFaultyUpstream();
+    onTestFinished(() => upstream.close());
+    upstream.respond(faults.slowHeaders(1_000));
+    const server = await start({ PIM_BASE_URL: upstream.url, SHUTDOWN_GRACE_MS: '10000' });
+    onTestFinished(() => server.kill());
+
+    const inFlight = post(server.url, { query: '{ classificationGroups(classificationId: "A") }' });
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    server.child.kill('SIGTERM');
+    await server.waitFor(/SIGTERM received, shutting down/);
+    await expect(fetch(server.url)).rejects.toThrow();
+    const body = await (await inFlight).json();
+    expect(body.data.classificationGroups.data).toEqual([{ url: '/pxm/pimapi/v1/classifications/A/groups' }]);
+    expect(await server.exited).toBe(0);
   });
 });
 
