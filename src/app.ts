@@ -8,8 +8,10 @@ import { maskError } from './errors.ts';
 import { createObservability } from './observability/setup.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
-import type { UpstreamStatus } from './pim/resilience.ts';
+import { createUpstreamCredentials } from './pim/credential.ts';
+import type { UpstreamStatus } from './pim/types.ts';
 import { createReadiness } from './http/readiness.ts';
+import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
@@ -49,12 +51,13 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     upstreamStatus: () => client.status,
   });
   const graphiqlAssets = createGraphiQLAssets();
+  const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     maxConcurrency: config.maxConcurrency,
-    credentialHeaders: config.pimApiKey ? [...config.forwardHeaders, 'x-api-key'] : config.forwardHeaders,
+    credentialHeaders: credentials.names,
     coalesce: config.coalesce,
     cache: config.cache && {
       ...config.cache,
@@ -62,7 +65,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     },
     telemetry: observability.telemetry,
     maxBodyBytes: config.maxUpstreamBodyBytes,
-    resilience: config.resilience,
+    resilience: {
+      ...config.resilience,
+      onRetry: (request) => observability.metrics.retries.inc({ operation: request.operation }),
+    },
   });
   const limits = { maxPageSize: config.maxPageSize, maxIdLength: config.maxIdLength };
   const yoga = createYoga<object, PimContext>({
@@ -70,8 +76,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     context: createContextFactory({
       client,
       limits,
-      forwardHeaders: config.forwardHeaders,
-      apiKey: config.pimApiKey,
+      credentials,
       budgetMs: config.budgetMs,
       maxUpstreamCalls: config.maxUpstreamCalls,
       onDedup: observability.onDedup,
@@ -84,6 +89,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       }),
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
+      useHttpCaching({ forwardHeaders: config.forwardHeaders }),
       ...observability.plugins,
       // GraphiQL's scripts are served only where GraphiQL itself is.
       ...(config.introspection ? [graphiqlAssets.plugin] : []),
@@ -101,11 +107,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     logging: logger ?? false,
   });
   const { registry } = observability.metrics;
-  const apiKeyHeader: Record<string, string> = config.pimApiKey ? { 'x-api-key': config.pimApiKey } : {};
   return {
     yoga,
     close: async () => void (await Promise.all([client.close(), observability.close()])),
-    ready: createReadiness({ client, limits, headers: apiKeyHeader, maxAgeMs: config.readinessMaxAgeMs }),
+    ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };

@@ -1,9 +1,9 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
+import type { UpstreamCredentials } from './pim/credential.ts';
 import type { InputLimits, PimRequest } from './pim/endpoints.ts';
 import { requestIdOf } from './plugins/request-log.ts';
-import { startBudget } from './pim/budget.ts';
 import { withErrorContract } from './errors.ts';
 
 /** What this server adds to Yoga's context. */
@@ -17,16 +17,14 @@ export type Context = YogaInitialContext & PimContext;
 export interface ContextOptions {
   client: PimClient;
   limits: InputLimits;
-  /** Lower-case names of incoming headers to pass on to the PIM. */
-  forwardHeaders: readonly string[];
-  /** Sent as `X-API-KEY` when the caller sent none. */
-  apiKey?: string | undefined;
-  /** Overall deadline of one HTTP request's upstream work. @default 20000 */
-  budgetMs?: number;
-  /** Distinct upstream calls one HTTP request may cause. @default 50 */
-  maxUpstreamCalls?: number;
+  /** Builds the credential headers of a request's upstream calls. */
+  credentials: UpstreamCredentials;
+  /** Overall deadline of one HTTP request's upstream work. */
+  budgetMs: number;
+  /** Distinct upstream calls one HTTP request may cause. */
+  maxUpstreamCalls: number;
   /** Told about each load answered by the request's DataLoader cache (a deduplicated call). */
-  onDedup?: (request: PimRequest) => void;
+  onDedup?: ((request: PimRequest) => void) | undefined;
 }
 
 /**
@@ -36,10 +34,9 @@ export interface ContextOptions {
 export function createContextFactory({
   client,
   limits,
-  forwardHeaders,
-  apiKey,
-  budgetMs = 20_000,
-  maxUpstreamCalls = 50,
+  credentials,
+  budgetMs,
+  maxUpstreamCalls,
   onDedup,
 }: ContextOptions) {
   const apis = new WeakMap<Request, PimApi>();
@@ -47,31 +44,21 @@ export function createContextFactory({
     let pim = apis.get(request);
     if (!pim) {
       // The request id travels upstream so PIM logs can be matched with ours.
-      const headers = {
-        ...upstreamHeaders(request.headers, forwardHeaders, apiKey),
-        'x-request-id': requestIdOf(request),
-      };
-      startBudget(headers, budgetMs);
+      const headers = { ...credentials.headers(request.headers), 'x-request-id': requestIdOf(request) };
       pim = withErrorContract(
-        createPimApi({ client, limits, headers, signal: request.signal, maxCalls: maxUpstreamCalls, onDedup }),
+        createPimApi({
+          client,
+          limits,
+          headers,
+          signal: request.signal,
+          // The budget is a deadline, not a timer: each call gets at most what is left of it.
+          deadline: Date.now() + budgetMs,
+          maxCalls: maxUpstreamCalls,
+          onDedup,
+        }),
       );
       apis.set(request, pim);
     }
     return { pim };
   };
-}
-
-function upstreamHeaders(
-  incoming: Headers,
-  forward: readonly string[],
-  apiKey: string | undefined,
-): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of forward) {
-    const value = incoming.get(name);
-    // An empty value (GraphiQL's blank X-API-KEY slot) counts as absent, so the server's key applies.
-    if (value !== null && value !== '') headers[name] = value;
-  }
-  if (apiKey !== undefined && headers['x-api-key'] === undefined) headers['x-api-key'] = apiKey;
-  return headers;
 }

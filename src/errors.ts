@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type YogaServerOptions } from 'graphql-yoga';
 import { PimError } from './pim/errors.ts';
+import type { OperationName } from './pim/endpoints.ts';
 import type { PimApi } from './pim/loaders.ts';
 
 /**
@@ -11,15 +12,15 @@ import type { PimApi } from './pim/loaders.ts';
  */
 export function withErrorContract(api: PimApi): PimApi {
   const wrap =
-    (call: PimApi[keyof PimApi]): PimApi[keyof PimApi] =>
-    (args) => {
-      try {
-        return call(args).catch((error: unknown) => Promise.reject(toContractError(error)));
-      } catch (error) {
-        throw toContractError(error);
-      }
-    };
-  return Object.fromEntries(Object.entries(api).map(([name, call]) => [name, wrap(call)])) as PimApi;
+    (call: PimApi[OperationName]): PimApi[OperationName] =>
+    (args) =>
+      call(args).catch((error: unknown) => Promise.reject(toContractError(error)));
+  return {
+    searchProducts: wrap(api.searchProducts),
+    getClassificationGroup: wrap(api.getClassificationGroup),
+    listClassificationGroups: wrap(api.listClassificationGroups),
+    freshness: api.freshness,
+  };
 }
 
 function toContractError(error: unknown): unknown {

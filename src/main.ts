@@ -11,9 +11,10 @@ import { API_PREFIX } from './pim/endpoints.ts';
 const config = configOrExit();
 const logger = createLogger(config.logLevel);
 // Loaded only when served, and on a loopback listener of its own: production never carries it.
-const demo = config.pimBaseUrl ? undefined : await (await import('./demo/service.ts')).listenDemoService();
-if (demo) logger.info(`No PIM_BASE_URL set: serving the bundled demo catalog at ${demo.url}${API_PREFIX}`);
-const pimBaseUrl = config.pimBaseUrl ?? demo!.url;
+const demo = config.demo ? await (await import('./demo/service.ts')).listenDemoService() : undefined;
+const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true)' : '';
+if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
+const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;
 
 const app = createApp({ ...config, pimBaseUrl }, logger);
 const server = createServer(app, config.http);

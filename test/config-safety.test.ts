@@ -37,12 +37,18 @@ describe('the bundled demo in production', () => {
     expect(loadConfig({ NODE_ENV: 'production', PIM_DEMO: 'true' })).toMatchObject({
       production: true,
       pimBaseUrl: undefined,
+      demo: true,
     });
   });
 
   it('is still the default outside production', () => {
-    expect(loadConfig({}).pimBaseUrl).toBeUndefined();
-    expect(loadConfig({ NODE_ENV: 'test' }).pimBaseUrl).toBeUndefined();
+    expect(loadConfig({}).demo).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).demo).toBe(true);
+  });
+
+  it('is not served when PIM_BASE_URL is set, unless PIM_DEMO=true asks for it in its place', () => {
+    expect(loadConfig(upstream).demo).toBe(false);
+    expect(loadConfig({ ...upstream, NODE_ENV: 'production', PIM_DEMO: 'true' }).demo).toBe(true);
   });
 });
 

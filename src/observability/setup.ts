@@ -1,9 +1,9 @@
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Layer } from '../pim/client.ts';
+import type { Layer } from '../pim/types.ts';
 import type { PimRequest } from '../pim/endpoints.ts';
-import type { UpstreamStatus } from '../pim/resilience.ts';
+import type { UpstreamStatus } from '../pim/types.ts';
 import { createTelemetry } from '../pim/telemetry.ts';
 import { useMetrics } from '../plugins/metrics.ts';
 import { useRequestLog } from '../plugins/request-log.ts';
@@ -59,7 +59,6 @@ export function createObservability({
     telemetry: createTelemetry({
       calls: metrics.upstreamCalls,
       duration: metrics.upstreamDuration,
-      retries: metrics.retries,
       tracer,
     }),
     onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),

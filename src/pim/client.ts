@@ -1,42 +1,35 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import type { PimRequest } from './endpoints.ts';
-import { remainingBudgetMs } from './budget.ts';
+import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
 import { createCoalescing } from './coalesce.ts';
 import { createCredentialKey } from './credential.ts';
 import { createCallSignal } from './deadline.ts';
+import { freshnessOf } from './freshness.ts';
 import { checkedUrl, readLimitedText } from './guards.ts';
-import { createResilience, parseRetryAfter, type ResilienceOptions, type UpstreamStatus } from './resilience.ts';
+import { createResilience, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
+import type { Answer, Layer, Send, UpstreamStatus } from './types.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
   baseUrl: string;
-  /** @default 2000 */
-  connectTimeoutMs?: number;
-  /** Deadline of one upstream call, headers and body included. @default 10000 */
-  requestTimeoutMs?: number;
-  /** Upstream connections, and so calls in flight at once; the rest wait in undici's queue. @default 16 */
-  maxConcurrency?: number;
+  connectTimeoutMs: number;
+  /** Deadline of one upstream call, headers and body included. */
+  requestTimeoutMs: number;
+  /** Upstream connections, and so calls in flight at once. */
+  maxConcurrency: number;
   /** Lower-case headers that identify the caller; coalescing and caching never cross them. */
-  credentialHeaders?: readonly string[];
-  /** Share identical in-flight GETs of one credential. @default true */
-  coalesce?: boolean;
-  /** HTTP cache of upstream answers; false turns it off. @default {} (in memory) */
-  cache?: Omit<ResponseCacheOptions, 'credentialKey'> | false;
+  credentialHeaders: readonly string[];
+  /** Share identical in-flight GETs of one credential. */
+  coalesce: boolean;
+  /** HTTP cache of upstream answers; false turns it off. */
+  cache: Omit<ResponseCacheOptions, 'credentialKey'> | false;
   /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
-  telemetry?: Layer;
-  /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. @default 8 MiB */
-  maxBodyBytes?: number;
-  /** Retries and circuit breaker. */
-  resilience?: ResilienceOptions;
+  telemetry?: Layer | undefined;
+  /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
+  maxBodyBytes: number;
+  /** Retries and circuit breaker, and what they report. */
+  resilience: ResilienceOptions & ResilienceHooks;
 }
-
-/** Sends one GET and resolves with the parsed JSON body of a 2xx answer, else rejects with a PimError. */
-export type Send = (request: PimRequest, headers: Record<string, string>, signal?: AbortSignal) => Promise<unknown>;
-
-/** A policy wrapped around the next step of an upstream call (coalescing, breaker, retries, telemetry). */
-export type Layer = (next: Send) => Send;
 
 /** Speaks HTTP to the REST service; knows nothing about GraphQL. */
 export interface PimClient {
@@ -49,14 +42,14 @@ export interface PimClient {
 /** Creates the upstream client around one pooled undici Agent. */
 export function createPimClient({
   baseUrl,
-  connectTimeoutMs = 2_000,
-  requestTimeoutMs = 10_000,
-  maxConcurrency = 16,
+  connectTimeoutMs,
+  requestTimeoutMs,
+  maxConcurrency,
   credentialHeaders,
-  coalesce = true,
-  cache: cacheOptions = {},
+  coalesce,
+  cache: cacheOptions,
   telemetry,
-  maxBodyBytes = 8 * 2 ** 20,
+  maxBodyBytes,
   resilience: resilienceOptions,
 }: PimClientOptions): PimClient {
   const base = new URL(baseUrl);
@@ -70,9 +63,9 @@ export function createPimClient({
   const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
   const dispatcher = cache ? agent.compose(cache.interceptor) : agent;
 
-  const send: Send = async (pimRequest, headers, signal) => {
+  const send: Send = async (pimRequest, { headers, signal, deadline }) => {
     // The request's overall budget caps each call's own deadline; a spent budget sends nothing.
-    const timeoutMs = Math.min(requestTimeoutMs, remainingBudgetMs(headers));
+    const timeoutMs = Math.min(requestTimeoutMs, deadline - Date.now());
     if (timeoutMs <= 0) throw pimError('UPSTREAM_TIMEOUT', new Error('operation budget spent'));
     const call = createCallSignal(signal, timeoutMs);
     try {
@@ -82,7 +75,7 @@ export function createPimClient({
         headers: { ...headers, accept: 'application/json' },
         signal: call.signal,
       });
-      return await readBody(response, maxBodyBytes);
+      return await readAnswer(response, maxBodyBytes);
     } catch (error) {
       if (error instanceof PimError) throw error;
       // The caller went away: let its own abort reason through rather than blame the PIM. The
@@ -109,17 +102,17 @@ export function createPimClient({
   };
 }
 
-async function readBody(response: Dispatcher.ResponseData, maxBytes: number): Promise<unknown> {
-  const { statusCode } = response;
+async function readAnswer(response: Dispatcher.ResponseData, maxBytes: number): Promise<Answer> {
+  const { statusCode, headers } = response;
   const text = await readLimitedText(response, maxBytes);
   const body = parseJson(text);
   if (statusCode < 200 || statusCode > 299) {
     const error = pimErrorFromStatus(statusCode, body);
-    error.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+    error.retryAfterMs = parseRetryAfter(headers['retry-after']);
     throw error;
   }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
-  return body;
+  return { body, freshness: freshnessOf(headers['cache-control'], headers['age']) };
 }
 
 function parseJson(text: string): unknown {

@@ -1,4 +1,4 @@
-import type { Layer } from './client.ts';
+import type { Answer, CallOptions, Layer } from './types.ts';
 
 export interface CoalescingOptions {
   /** Maps the headers of a call to a key that differs whenever the caller's credential does. */
@@ -6,7 +6,7 @@ export interface CoalescingOptions {
 }
 
 interface Flight {
-  result: Promise<unknown>;
+  result: Promise<Answer>;
   controller: AbortController;
   waiters: number;
   settled: boolean;
@@ -21,11 +21,12 @@ export function createCoalescing({ credentialKey }: CoalescingOptions): Layer {
   return (next) => {
     const flights = new Map<string, Flight>();
 
-    const start = (key: string, ...[request, headers]: Parameters<typeof next>): Flight => {
+    const start = (key: string, ...[request, call]: Parameters<typeof next>): Flight => {
       const controller = new AbortController();
-      let result: Promise<unknown>;
+      let result: Promise<Answer>;
       try {
-        result = next(request, headers, controller.signal);
+        // The first caller's budget bounds the shared call; every waiter gets its one Answer.
+        result = next(request, { ...call, signal: controller.signal });
       } catch (error) {
         result = Promise.reject(error);
       }
@@ -48,13 +49,14 @@ export function createCoalescing({ credentialKey }: CoalescingOptions): Layer {
       flight.controller.abort(reason);
     };
 
-    return (request, headers, signal) => {
+    return (request, call: CallOptions) => {
+      const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
-      const key = `${credentialKey(headers)} ${request.path}`;
-      const flight = flights.get(key) ?? start(key, request, headers);
+      const key = `${credentialKey(call.headers)} ${request.path}`;
+      const flight = flights.get(key) ?? start(key, request, call);
       flight.waiters += 1;
       if (!signal) return flight.result;
-      return new Promise<unknown>((resolve, reject) => {
+      return new Promise<Answer>((resolve, reject) => {
         const onAbort = () => {
           leave(key, flight, signal.reason);
           reject(signal.reason);

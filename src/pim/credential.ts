@@ -1,7 +1,39 @@
 import { createHash } from 'node:crypto';
 
-/** Headers that name the caller upstream when no list is configured. */
-export const defaultCredentialHeaders: readonly string[] = ['x-api-key', 'authorization'];
+/** The header that carries the server's own key (PIM_API_KEY) upstream. */
+const SERVER_KEY_HEADER = 'x-api-key';
+
+export interface UpstreamCredentialsOptions {
+  /** Lower-case names of incoming headers passed on to the PIM. */
+  forwardHeaders: readonly string[];
+  /** Sent as `X-API-KEY` when the caller sent none. */
+  apiKey: string | undefined;
+}
+
+/** The credential headers of upstream calls: which names identify a caller, and how to build them. */
+export interface UpstreamCredentials {
+  /** Lower-case header names whose values identify the caller upstream. */
+  names: readonly string[];
+  /** The credential headers of one call: the forwarded ones of `incoming`, else the server's key. */
+  headers(incoming?: Headers): Record<string, string>;
+}
+
+/** The one place that decides which credential headers go upstream; readiness and requests share it. */
+export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCredentialsOptions): UpstreamCredentials {
+  const names = apiKey === undefined ? forwardHeaders : [...new Set([...forwardHeaders, SERVER_KEY_HEADER])];
+  return {
+    names,
+    headers(incoming) {
+      const headers: Record<string, string> = apiKey === undefined ? {} : { [SERVER_KEY_HEADER]: apiKey };
+      for (const name of forwardHeaders) {
+        const value = incoming?.get(name);
+        // An empty value (GraphiQL's blank X-API-KEY slot) counts as absent, so the server's key applies.
+        if (value !== undefined && value !== null && value !== '') headers[name] = value;
+      }
+      return headers;
+    },
+  };
+}
 
 /**
  * Creates a function that turns the credential headers of an upstream call into a short,
@@ -10,7 +42,7 @@ export const defaultCredentialHeaders: readonly string[] = ['x-api-key', 'author
  *
  * @param names lower-case header names whose values identify the caller
  */
-export function createCredentialKey(names: readonly string[] = defaultCredentialHeaders) {
+export function createCredentialKey(names: readonly string[]) {
   const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort();
   // Header objects are created once per GraphQL request, so each is hashed once.
   const memo = new WeakMap<object, string>();

@@ -78,3 +78,20 @@ function serviceErrorText(body: unknown): string | undefined {
   const text = (body as { error?: unknown } | null)?.error;
   return typeof text === 'string' && text.length > 0 && text.length <= 200 ? text : undefined;
 }
+
+/**
+ * The one rule for "the upstream answered": any 2xx to 4xx status is its own verdict on one
+ * request and proves it is up. Only 5xx statuses and failures without a response say it is unwell.
+ */
+export function isUpstreamAnswer(status: number | undefined): boolean {
+  return status !== undefined && status >= 200 && status < 500;
+}
+
+/** Milliseconds from a Retry-After value (seconds or an HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1_000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -2,6 +2,8 @@ import DataLoader from 'dataloader';
 import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './endpoints.ts';
 import type { PimClient } from './client.ts';
 import { PimError } from './errors.ts';
+import { NOT_FRESH } from './freshness.ts';
+import type { Answer, Freshness } from './types.ts';
 
 export interface PimApiOptions {
   client: PimClient;
@@ -9,30 +11,43 @@ export interface PimApiOptions {
   headers: Record<string, string>;
   limits: InputLimits;
   /** Aborted when the GraphQL request is cancelled, so upstream calls stop with it. */
-  signal?: AbortSignal;
-  /** Distinct calls this API may send; the ones past it fail with BAD_USER_INPUT unsent. @default Infinity */
-  maxCalls?: number;
+  signal?: AbortSignal | undefined;
+  /** Epoch ms by which this request's upstream work must be done. */
+  deadline: number;
+  /** Distinct calls this API may send; the ones past it fail with BAD_USER_INPUT unsent. */
+  maxCalls: number;
   /** Told about each load the DataLoader answers from its cache instead of a new call. */
-  onDedup?: (request: PimRequest) => void;
+  onDedup?: ((request: PimRequest) => void) | undefined;
 }
 
-/** The three REST operations as one GraphQL request sees them. */
-export type PimApi = Record<OperationName, (args: PimArgs) => Promise<unknown>>;
+/** The three REST operations as one GraphQL request sees them; each resolves with the answer's body. */
+export type PimApi = Record<OperationName, (args: PimArgs) => Promise<unknown>> & {
+  /** How long every answer used so far stays fresh (the least of them); undefined before any load settled. */
+  freshness(): Freshness | undefined;
+};
 
 /**
  * Creates the per-request API. One DataLoader keyed by the request path means identical calls
  * from aliases, repeated fields or fragments are sent once; distinct calls go out in parallel.
  */
-export function createPimApi({ client, headers, limits, signal, maxCalls = Infinity, onDedup }: PimApiOptions): PimApi {
-  const loader = new DataLoader<PimRequest, unknown, string>(
+export function createPimApi({ client, headers, limits, signal, deadline, maxCalls, onDedup }: PimApiOptions): PimApi {
+  const loader = new DataLoader<PimRequest, Promise<Answer>, string>(
     // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
     // settles with its own promise, so a fast field (or the first part of a @defer response)
     // never waits for the slowest call of its batch.
-    async (requests) => requests.map((r) => client.get(r, headers, signal)),
+    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline })),
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();
-  const call = (operation: OperationName) => (args: PimArgs) => {
+  let least: Freshness | undefined;
+  // Every load counts, DataLoader hits included; a failed one makes the response not reusable.
+  const record = (freshness: Freshness) => {
+    least = {
+      maxAgeS: Math.min(least?.maxAgeS ?? Infinity, freshness.maxAgeS),
+      shared: (least?.shared ?? true) && freshness.shared,
+    };
+  };
+  const load = (operation: OperationName, args: PimArgs) => {
     const request = buildRequest(operation, args, limits);
     if (!distinct.has(request.path)) {
       if (distinct.size >= maxCalls) throw tooManyCalls(maxCalls);
@@ -40,10 +55,21 @@ export function createPimApi({ client, headers, limits, signal, maxCalls = Infin
     } else onDedup?.(request);
     return loader.load(request);
   };
+  const call = (operation: OperationName) => async (args: PimArgs) => {
+    try {
+      const answer = await load(operation, args);
+      record(answer.freshness);
+      return answer.body;
+    } catch (error) {
+      record(NOT_FRESH);
+      throw error;
+    }
+  };
   return {
     searchProducts: call('searchProducts'),
     getClassificationGroup: call('getClassificationGroup'),
     listClassificationGroups: call('listClassificationGroups'),
+    freshness: () => least,
   };
 }
 

@@ -1,26 +1,28 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
-import { remainingBudgetMs } from './budget.ts';
-import { PimError, pimError, type PimErrorCode } from './errors.ts';
-import type { Layer } from './client.ts';
+import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from './errors.ts';
+import type { PimRequest } from './endpoints.ts';
+import type { Layer, UpstreamStatus } from './types.ts';
 
 export interface ResilienceOptions {
-  /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. @default 2 */
-  retries?: number;
-  /** Ceiling of the first jittered backoff; it doubles with each retry. @default 100 */
-  retryBaseMs?: number;
-  /** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). @default 2000 */
-  retryMaxDelayMs?: number;
-  /** Consecutive upstream failures that open the breaker. @default 10 */
-  breakerThreshold?: number;
-  /** Time the breaker stays open before it lets one probe call through. @default 10000 */
-  halfOpenAfterMs?: number;
+  /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. */
+  retries: number;
+  /** Ceiling of the first jittered backoff; it doubles with each retry. */
+  retryBaseMs: number;
+  /** Consecutive upstream failures that open the breaker. */
+  breakerThreshold: number;
+  /** Time the breaker stays open before it lets one probe call through. */
+  halfOpenAfterMs: number;
 }
 
-/** What readiness checks and metrics read about the upstream; never written from outside. */
-export interface UpstreamStatus {
-  readonly breaker: 'closed' | 'open' | 'half-open' | 'isolated';
+/** What the policies report; not configuration. */
+export interface ResilienceHooks {
+  /** Told before each retry of `request` is sent. */
+  onRetry?: ((request: PimRequest) => void) | undefined;
 }
+
+/** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). */
+const RETRY_MAX_DELAY_MS = 2_000;
 
 /** Failures that say the upstream itself is unwell; these feed the breaker. */
 const faultCodes = new Set<PimErrorCode>(['UPSTREAM_ERROR', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE']);
@@ -33,13 +35,13 @@ const breakerStates = {
   [CircuitState.Isolated]: 'isolated',
 } as const;
 
-// A 3xx or 4xx is the upstream's own verdict on one request, whatever code it maps to: it says the
-// upstream is up. Counting them would let one client open the breaker for everyone with bad URLs.
 /** Every state the breaker can report, as metrics label it. */
 export const breakerStateNames = Object.values(breakerStates);
 
+// An answer is the upstream's own verdict on one request, whatever code it maps to: it says the
+// upstream is up. Counting them would let one client open the breaker for everyone with bad URLs.
 const isFault = (error: unknown) =>
-  error instanceof PimError && faultCodes.has(error.code) && !(error.status! >= 300 && error.status! < 500);
+  error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error.status);
 
 function isRetryable(error: unknown): error is PimError {
   if (!(error instanceof PimError)) return false;
@@ -53,23 +55,23 @@ function isRetryable(error: unknown): error is PimError {
  * bounded, jittered retries. Every call through them is a GET, so each is safe to repeat.
  */
 export function createResilience({
-  retries = 2,
-  retryBaseMs = 100,
-  retryMaxDelayMs = 2_000,
-  breakerThreshold = 10,
-  halfOpenAfterMs = 10_000,
-}: ResilienceOptions = {}): { layers: Layer[]; status: UpstreamStatus } {
+  retries,
+  retryBaseMs,
+  breakerThreshold,
+  halfOpenAfterMs,
+  onRetry,
+}: ResilienceOptions & ResilienceHooks): { layers: Layer[]; status: UpstreamStatus } {
   const breaker = circuitBreaker(handleWhen(isFault), {
     halfOpenAfter: halfOpenAfterMs,
     breaker: new ConsecutiveBreaker(breakerThreshold),
   });
 
-  const breakerLayer: Layer = (next) => async (request, headers, signal) => {
+  const breakerLayer: Layer = (next) => async (request, call) => {
     let answer: PimError | undefined;
     try {
-      const body = await breaker.execute(async () => {
+      const result = await breaker.execute(async () => {
         try {
-          return await next(request, headers, signal);
+          return await next(request, call);
         } catch (error) {
           // A probe its caller abandoned proved nothing: the breaker must not close on it.
           if (!(error instanceof PimError) && breaker.state === CircuitState.HalfOpen) {
@@ -82,24 +84,26 @@ export function createResilience({
         }
       });
       if (answer) throw answer;
-      return body;
+      return result!;
     } catch (error) {
       if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
       throw error;
     }
   };
 
-  const retryLayer: Layer = (next) => async (request, headers, signal) => {
+  const retryLayer: Layer = (next) => async (request, call) => {
+    const { signal } = call;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await next(request, headers, signal);
+        if (attempt > 0) onRetry?.(request);
+        return await next(request, call);
       } catch (error) {
         if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
         // Full jitter spreads the retries of many callers that failed at the same moment.
-        const backoff = Math.random() * Math.min(retryMaxDelayMs, retryBaseMs * 2 ** attempt);
+        const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
         const wait = Math.max(backoff, error.retryAfterMs ?? 0);
         // A Retry-After past the operation's deadline cannot be honoured: fail now, not later.
-        if (wait >= remainingBudgetMs(headers)) throw error;
+        if (wait >= call.deadline - Date.now()) throw error;
         await sleep(wait, undefined, { signal }).catch(() => {
           throw signal?.reason ?? error;
         });
@@ -113,13 +117,4 @@ export function createResilience({
     },
   };
   return { layers: [breakerLayer, retryLayer], status };
-}
-
-/** Milliseconds from a Retry-After value (seconds or an HTTP date); undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  if (typeof value !== 'string' || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1_000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -1,28 +1,21 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
-import { keepBudget } from './budget.ts';
 import { PimError } from './errors.ts';
-import type { Layer } from './client.ts';
-import type { PimRequest } from './endpoints.ts';
+import type { Layer } from './types.ts';
 
 export interface TelemetryOptions {
   calls?: Counter<'operation' | 'status'>;
   duration?: Histogram<'operation' | 'status'>;
-  retries?: Counter<'operation'>;
   /** Absent: no spans. */
   tracer?: Tracer;
 }
 
 /**
  * Measures every attempt that reaches the wire: a count and latency by REST operation and
- * status, retries, and a client span named after the path template, never the path with its ids.
+ * status, and a client span named after the path template, never the path with its ids.
  */
-export function createTelemetry({ calls, duration, retries, tracer }: TelemetryOptions): Layer {
-  // Retry layers repeat a call with the same request object; every other call builds a new one.
-  const attempted = new WeakSet<PimRequest>();
-  return (next) => async (request, headers, signal) => {
-    if (attempted.has(request)) retries?.inc({ operation: request.operation });
-    attempted.add(request);
+export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): Layer {
+  return (next) => async (request, call) => {
     const started = performance.now();
     const span = tracer?.startSpan(`GET ${request.template}`, {
       kind: SpanKind.CLIENT,
@@ -34,12 +27,11 @@ export function createTelemetry({ calls, duration, retries, tracer }: TelemetryO
     });
     let status = '2xx';
     try {
-      if (!span) return await next(request, headers, signal);
+      if (!span) return await next(request, call);
       // `traceparent` lets a traced PIM put its own spans under this one.
-      const traced = { ...headers };
-      keepBudget(headers, traced);
+      const traced = { ...call.headers };
       propagation.inject(trace.setSpan(context.active(), span), traced);
-      return await next(request, traced, signal);
+      return await next(request, { ...call, headers: traced });
     } catch (error) {
       status = statusOf(error);
       if (error instanceof PimError && error.status !== undefined)

@@ -1,0 +1,35 @@
+import type { Freshness } from './types.ts';
+
+type HeaderValue = string | string[] | undefined;
+
+/** Freshness of an answer that may not be reused. */
+export const NOT_FRESH: Freshness = { maxAgeS: 0, shared: false };
+
+/**
+ * Reads an upstream response's freshness from its `cache-control` and `age` headers (undici's
+ * cache sets `age` on the answers it serves), as RFC 9111 computes a response's remaining lifetime.
+ */
+export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshness {
+  const directives = parseDirectives(String(cacheControl ?? ''));
+  if (directives.has('no-store') || directives.has('no-cache')) return NOT_FRESH;
+  const maxAge = seconds(directives.get('max-age'));
+  const sharedMaxAge = seconds(directives.get('s-maxage')) ?? maxAge;
+  const shared = !directives.has('private') && sharedMaxAge !== undefined;
+  const lifetime = (shared ? sharedMaxAge : maxAge) ?? 0;
+  return { maxAgeS: Math.max(0, lifetime - (seconds(String(age ?? '')) ?? 0)), shared };
+}
+
+function parseDirectives(header: string): Map<string, string | undefined> {
+  const directives = new Map<string, string | undefined>();
+  for (const part of header.split(',')) {
+    const [name, value] = part.split('=', 2);
+    const key = name!.trim().toLowerCase();
+    if (key) directives.set(key, value?.trim().replace(/^"|"$/g, ''));
+  }
+  return directives;
+}
+
+function seconds(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+  return Number(value);
+}

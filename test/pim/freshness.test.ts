@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPimClient, type PimClient } from '../../src/pim/client.ts';
+import { createPimApi } from '../../src/pim/loaders.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+// Each classification id answers with its own Cache-Control (and Age) header.
+const headersById: Record<string, Record<string, string>> = {
+  public: { 'cache-control': 'public, max-age=60, s-maxage=120' },
+  aged: { 'cache-control': 'max-age=60', age: '50' },
+  private: { 'cache-control': 'private, max-age=30' },
+  nostore: { 'cache-control': 'no-store, max-age=60' },
+  none: {},
+};
+
+let upstream: Upstream;
+let client: PimClient;
+
+beforeAll(async () => {
+  upstream = await startUpstream((req, res) => {
+    const id = /classifications\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? 'none';
+    if (id === 'missing') return res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+    res.writeHead(200, { 'content-type': 'application/json', ...headersById[id] });
+    res.end(JSON.stringify({ data: [{ id }] }));
+  });
+  client = createPimClient({
+    baseUrl: upstream.url,
+    connectTimeoutMs: 1_000,
+    requestTimeoutMs: 2_000,
+    maxConcurrency: 4,
+    credentialHeaders: ['x-api-key'],
+    coalesce: true,
+    cache: false,
+    maxBodyBytes: 2 ** 20,
+    resilience: { retries: 0, retryBaseMs: 10, breakerThreshold: 10, halfOpenAfterMs: 1_000 },
+  });
+});
+afterAll(async () => {
+  await client.close();
+  await upstream.close();
+});
+
+const api = () =>
+  createPimApi({
+    client,
+    headers: { 'x-api-key': 'k' },
+    limits: { maxPageSize: 10, maxIdLength: 64 },
+    deadline: Date.now() + 5_000,
+    maxCalls: 10,
+  });
+const groups = (pim: ReturnType<typeof api>, classificationId: string) =>
+  pim.listClassificationGroups({ classificationId });
+
+describe('the freshness of the answers a request used', () => {
+  it.each([
+    ['public', { maxAgeS: 120, shared: true }],
+    ['aged', { maxAgeS: 10, shared: true }],
+    ['private', { maxAgeS: 30, shared: false }],
+    ['nostore', { maxAgeS: 0, shared: false }],
+    ['none', { maxAgeS: 0, shared: false }],
+  ])('%s', async (id, expected) => {
+    const pim = api();
+    expect(pim.freshness()).toBeUndefined();
+    expect(await groups(pim, id)).toEqual({ data: [{ id }] });
+    expect(pim.freshness()).toEqual(expected);
+  });
+
+  it('is the least of every answer, DataLoader hits and failures included', async () => {
+    const pim = api();
+    await Promise.all([groups(pim, 'public'), groups(pim, 'aged'), groups(pim, 'public')]);
+    expect(pim.freshness()).toEqual({ maxAgeS: 10, shared: true });
+    await groups(pim, 'private');
+    expect(pim.freshness()).toEqual({ maxAgeS: 10, shared: false });
+    await expect(groups(pim, 'missing')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(pim.freshness()).toEqual({ maxAgeS: 0, shared: false });
+  });
+
+  it('gives every coalesced waiter the same answer', async () => {
+    upstream.requests.length = 0;
+    const request = {
+      operation: 'listClassificationGroups',
+      template: 't',
+      path: '/pxm/pimapi/v1/classifications/public/groups',
+    } as const;
+    const call = { headers: { 'x-api-key': 'k' }, deadline: Date.now() + 5_000 };
+    const [a, b] = await Promise.all([client.get(request, call), client.get(request, call)]);
+    expect(a).toBe(b);
+    expect(a.freshness).toEqual({ maxAgeS: 120, shared: true });
+    expect(upstream.requests).toHaveLength(1);
+  });
+});
