@@ -14,6 +14,7 @@ import { createReadiness } from './http/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
+import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
@@ -25,6 +26,8 @@ export interface App {
   ready(): Promise<boolean>;
   /** Breaker state, read-only. */
   upstream: UpstreamStatus;
+  /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
+  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 /** What tests inject in place of the configured infrastructure. */
@@ -51,7 +54,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     otlpEndpoint: config.otlpEndpoint,
     spanExporter: extras.spanExporter,
     serviceName: config.otelServiceName,
-    metricsPath: config.metricsPath,
+    metricsPath: config.metricsPort === undefined ? config.metricsPath : false,
     operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
@@ -100,6 +103,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       ...observability.plugins,
       // GraphiQL's scripts are served only where GraphiQL itself is.
       ...(config.introspection ? [graphiqlAssets.plugin] : []),
+      useRefusalMessages(),
     ],
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,
@@ -112,10 +116,12 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     maxRequestBodySize: false,
     logging: logger ?? false,
   });
+  const { registry } = observability.metrics;
   return {
     yoga,
     close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
+    metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

@@ -22,7 +22,9 @@ const list = z.string().transform((v) =>
 export const settings = z.object({
   PORT: int(0, 65535).default(4000),
   HOST: z.string().min(1).optional(),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'], { error: 'one of development, production, test' })
+    .default('development'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -33,6 +35,7 @@ export const settings = z.object({
     .transform((v) => v.replace(/\/+$/, ''))
     .optional(),
   PIM_API_KEY: z.string().min(1).optional(),
+  PIM_DEMO: flag.default(false),
   PIM_FORWARD_HEADERS: list.default(['x-api-key', 'authorization']),
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
@@ -51,7 +54,11 @@ export const settings = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   FEDERATION_SDL: flag.optional(),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
-  CORS_ORIGINS: list.default([]),
+  CORS_ORIGINS: list
+    .refine((origins) => !origins.some((o) => o.includes('*')), {
+      error: 'the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)',
+    })
+    .default([]),
   HTTP_MAX_BODY_BYTES: int(1_024, 26_214_400).default(65_536),
   HTTP_MAX_HEADER_BYTES: int(1_024, 1_048_576).default(16_384),
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
@@ -72,6 +79,7 @@ export const settings = z.object({
     .string()
     .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
     .default('/metrics'),
+  METRICS_PORT: int(0, 65535).optional(),
   PIM_COALESCE: flag.default(true),
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
@@ -107,6 +115,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid ${name}=${JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
     );
   }
+  const refusal = unsafeCombination(parsed.data);
+  if (refusal) throw new ConfigError(refusal);
   return toConfig(parsed.data);
 }
 
@@ -117,8 +127,10 @@ function toConfig(e: Settings) {
     host: e.HOST,
     production: e.NODE_ENV === 'production',
     logLevel: e.LOG_LEVEL,
-    /** The part of the service URL before `/pxm`; undefined serves the bundled demo catalog. */
+    /** The part of the service URL before `/pxm`; unset only where the demo is served. */
     pimBaseUrl: e.PIM_BASE_URL,
+    /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */
+    demo: e.PIM_DEMO || !e.PIM_BASE_URL,
     pimApiKey: e.PIM_API_KEY,
     /** Lower-case names of incoming headers passed on to the PIM. */
     forwardHeaders: e.PIM_FORWARD_HEADERS,
@@ -166,6 +178,8 @@ function toConfig(e: Settings) {
     otelServiceName: e.OTEL_SERVICE_NAME,
     /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
     metricsPath: e.METRICS_PATH === 'off' ? (false as const) : e.METRICS_PATH,
+    /** A port of their own for the metrics; undefined serves them on the main port. */
+    metricsPort: e.METRICS_PORT,
     /** Share identical in-flight upstream GETs of one credential. */
     coalesce: e.PIM_COALESCE,
     /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
@@ -183,6 +197,16 @@ function toConfig(e: Settings) {
     },
     persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
+}
+
+/** Settings each valid alone whose combination would quietly do what nobody meant. */
+function unsafeCombination(e: Settings): string | undefined {
+  if (e.NODE_ENV === 'production' && !e.PIM_BASE_URL && !e.PIM_DEMO) {
+    return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
+  }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off')
+    return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';
+  return undefined;
 }
 
 // A URL setting may carry a password (REDIS_URL): the error line must not print it.
