@@ -12,7 +12,8 @@ const config: CodegenConfig = {
     'schema.graphql': { plugins: ['schema-ast'], config: { includeDirectives: true } },
     'examples/gql/': {
       preset: 'client',
-      presetConfig: { fragmentMasking: false },
+      // persisted-documents.json (sha256 -> document) is the manifest PERSISTED_DOCUMENTS_PATH loads.
+      presetConfig: { fragmentMasking: false, persistedDocuments: true },
       config: { scalars: { JSON: 'unknown', ID: 'string' }, useTypeImports: true, emitLegacyCommonJSImports: false },
     },
   },

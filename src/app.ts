@@ -11,7 +11,10 @@ import { createPimClient } from './pim/client.ts';
 import { createUpstreamCredentials } from './pim/credential.ts';
 import type { UpstreamStatus } from './pim/types.ts';
 import { createReadiness } from './http/readiness.ts';
+import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
+import { createPersistedDocuments } from './plugins/persisted.ts';
+import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
@@ -23,6 +26,8 @@ export interface App {
   ready(): Promise<boolean>;
   /** Breaker state, read-only. */
   upstream: UpstreamStatus;
+  /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
+  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 /** What tests inject in place of the configured infrastructure. */
@@ -36,12 +41,21 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  const persisted = createPersistedDocuments({
+    ...config.persistedDocuments,
+    apq: config.apq && {
+      ...config.apq,
+      maxDocumentBytes: config.http.maxBodyBytes,
+      onError: (error) => logger?.warn({ err: error.message }, 'APQ document store failed; answering as a miss'),
+    },
+  });
   const observability = createObservability({
     logger,
     otlpEndpoint: config.otlpEndpoint,
     spanExporter: extras.spanExporter,
     serviceName: config.otelServiceName,
-    metricsPath: config.metricsPath,
+    metricsPath: config.metricsPort === undefined ? config.metricsPath : false,
+    operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
   });
@@ -86,12 +100,15 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         csrfPrevention: config.csrfPrevention,
         serviceSdl: config.serviceSdl,
       }),
+      persisted.plugin,
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       requestContext.plugin,
+      useHttpCaching({ forwardHeaders: config.forwardHeaders }),
       ...observability.plugins,
       // GraphiQL's scripts are served only where GraphiQL itself is.
       ...(config.introspection ? [graphiqlAssets.plugin] : []),
+      useRefusalMessages(),
     ],
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,
@@ -104,10 +121,12 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     maxRequestBodySize: false,
     logging: logger ?? false,
   });
+  const { registry } = observability.metrics;
   return {
     yoga,
-    close: async () => void (await Promise.all([client.close(), observability.close()])),
+    close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
+    metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

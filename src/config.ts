@@ -1,7 +1,4 @@
 import { z } from 'zod';
-import type { HttpOptions } from './http/server.ts';
-import type { ResilienceOptions } from './pim/resilience.ts';
-import type { AbuseLimits } from './plugins/limits.ts';
 
 const int = (min: number, max: number) => {
   const error = `an integer from ${min} to ${max}`;
@@ -18,13 +15,16 @@ const list = z.string().transform((v) =>
 );
 
 /**
- * Every setting the server reads from the environment, with its default.
- * The README's configuration table mirrors this object; keep the two in step.
+ * Every setting the server reads from the environment, with its one default: modules take
+ * required options. The README's configuration table lists the same names and defaults
+ * (test/config.test.ts holds the two in step).
  */
-const schema = z.object({
+export const settings = z.object({
   PORT: int(0, 65535).default(4000),
   HOST: z.string().min(1).optional(),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'], { error: 'one of development, production, test' })
+    .default('development'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -35,6 +35,7 @@ const schema = z.object({
     .transform((v) => v.replace(/\/+$/, ''))
     .optional(),
   PIM_API_KEY: z.string().min(1).optional(),
+  PIM_DEMO: flag.default(false),
   PIM_FORWARD_HEADERS: list.default(['x-api-key', 'authorization']),
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
@@ -55,7 +56,11 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   FEDERATION_SDL: flag.optional(),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
-  CORS_ORIGINS: list.default([]),
+  CORS_ORIGINS: list
+    .refine((origins) => !origins.some((o) => o.includes('*')), {
+      error: 'the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)',
+    })
+    .default([]),
   HTTP_MAX_BODY_BYTES: int(1_024, 26_214_400).default(65_536),
   HTTP_MAX_HEADER_BYTES: int(1_024, 1_048_576).default(16_384),
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
@@ -78,61 +83,24 @@ const schema = z.object({
     .string()
     .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
     .default('/metrics'),
+  METRICS_PORT: int(0, 65535).optional(),
   PIM_COALESCE: flag.default(true),
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
   PIM_CACHE_MAX_MB: int(1, 65_536).default(64),
+  GRAPHQL_APQ: flag.default(true),
+  APQ_MAX_DOCUMENTS: int(1, 1_000_000).default(1_000),
+  APQ_MAX_BYTES: int(1_024, 1_073_741_824).default(4_194_304),
+  APQ_TTL_S: int(1, 31_536_000).default(86_400),
+  PERSISTED_DOCUMENTS_PATH: z.string().min(1).optional(),
+  PERSISTED_DOCUMENTS_ONLY: flag.default(false),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
 });
 
-type Env = z.output<typeof schema>;
+export type Settings = z.output<typeof settings>;
 
 /** The validated, typed configuration every other module takes as options. */
-export interface Config {
-  port: number;
-  /** Undefined listens on all interfaces, like `node:http` does by default. */
-  host: string | undefined;
-  production: boolean;
-  logLevel: Env['LOG_LEVEL'];
-  /** The part of the service URL before `/pxm`; undefined serves the bundled demo catalog. */
-  pimBaseUrl: string | undefined;
-  pimApiKey: string | undefined;
-  /** Lower-case names of incoming headers passed on to the PIM. */
-  forwardHeaders: string[];
-  connectTimeoutMs: number;
-  requestTimeoutMs: number;
-  maxConcurrency: number;
-  maxConcurrencyPerCredential: number;
-  maxPageSize: number;
-  maxIdLength: number;
-  batching: boolean;
-  /** Operation shape limits (GraphQL Armor and the upstream cost rule). */
-  limits: AbuseLimits;
-  /** Deadline of one request's upstream work, and how many distinct upstream calls it may make. */
-  budgetMs: number;
-  maxUpstreamCalls: number;
-  /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
-  introspection: boolean;
-  /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
-  serviceSdl: boolean;
-  csrfPrevention: boolean;
-  corsOrigins: string[];
-  http: HttpOptions;
-  readinessMaxAgeMs: number;
-  resilience: ResilienceOptions;
-  maxUpstreamBodyBytes: number;
-  /** Upstream bytes one GraphQL request may read, and the process may hold at once. */
-  upstreamByteLimits: { maxRequestBytes: number; maxInflightBytes: number };
-  /** OTLP/HTTP collector base URL; undefined turns tracing off. */
-  otlpEndpoint: string | undefined;
-  otelServiceName: string;
-  /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
-  metricsPath: string | false;
-  /** Share identical in-flight upstream GETs of one credential. */
-  coalesce: boolean;
-  /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
-  cache: { defaultTtlMs: number; maxBytes: number; redisUrl: string | undefined } | false;
-}
+export type Config = ReturnType<typeof toConfig>;
 
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
 export class ConfigError extends Error {
@@ -143,7 +111,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, the way shells and .env files usually mean them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = schema.safeParse(present);
+  const parsed = settings.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
@@ -151,18 +119,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid ${name}=${JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
     );
   }
-  const e = parsed.data;
+  const refusal = unsafeCombination(parsed.data);
+  if (refusal) throw new ConfigError(refusal);
+  return toConfig(parsed.data);
+}
+
+function toConfig(e: Settings) {
   return {
     port: e.PORT,
+    /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
     production: e.NODE_ENV === 'production',
     logLevel: e.LOG_LEVEL,
+    /** The part of the service URL before `/pxm`; unset only where the demo is served. */
     pimBaseUrl: e.PIM_BASE_URL,
+    /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */
+    demo: e.PIM_DEMO || !e.PIM_BASE_URL,
     pimApiKey: e.PIM_API_KEY,
+    /** Lower-case names of incoming headers passed on to the PIM. */
     forwardHeaders: e.PIM_FORWARD_HEADERS,
     connectTimeoutMs: e.PIM_CONNECT_TIMEOUT_MS,
     requestTimeoutMs: e.PIM_TIMEOUT_MS,
     maxConcurrency: e.PIM_MAX_CONCURRENCY,
+    /** Calls one credential may have in flight at once. */
     maxConcurrencyPerCredential: Math.min(
       e.PIM_MAX_CONCURRENCY,
       e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.ceil(e.PIM_MAX_CONCURRENCY / 4),
@@ -170,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,
+    /** Operation shape limits (GraphQL Armor and the upstream cost rule). */
     limits: {
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
@@ -177,9 +157,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
       maxCost: e.GRAPHQL_MAX_COST,
     },
+    /** Deadline of one request's upstream work, and how many distinct upstream calls it may make. */
     budgetMs: e.GRAPHQL_BUDGET_MS,
     maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
+    /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
     introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
     serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
     csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
     corsOrigins: e.CORS_ORIGINS,
@@ -199,17 +182,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
     },
     maxUpstreamBodyBytes: e.PIM_MAX_BODY_BYTES,
+    /** Upstream bytes one GraphQL request may read, and the process may hold at once. */
     upstreamByteLimits: { maxRequestBytes: e.PIM_MAX_REQUEST_BYTES, maxInflightBytes: e.PIM_MAX_INFLIGHT_BYTES },
+    /** OTLP/HTTP collector base URL; undefined turns tracing off. */
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: e.OTEL_SERVICE_NAME,
-    metricsPath: e.METRICS_PATH === 'off' ? false : e.METRICS_PATH,
+    /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
+    metricsPath: e.METRICS_PATH === 'off' ? (false as const) : e.METRICS_PATH,
+    /** A port of their own for the metrics; undefined serves them on the main port. */
+    metricsPort: e.METRICS_PORT,
+    /** Share identical in-flight upstream GETs of one credential. */
     coalesce: e.PIM_COALESCE,
+    /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
     cache: e.PIM_CACHE && {
       defaultTtlMs: e.PIM_CACHE_TTL_MS,
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
+      maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
     },
+    apq: e.GRAPHQL_APQ && {
+      maxDocuments: e.APQ_MAX_DOCUMENTS,
+      maxBytes: e.APQ_MAX_BYTES,
+      ttlMs: e.APQ_TTL_S * 1_000,
+      redisUrl: e.REDIS_URL,
+    },
+    persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
+}
+
+/** Settings each valid alone whose combination would quietly do what nobody meant. */
+function unsafeCombination(e: Settings): string | undefined {
+  if (e.NODE_ENV === 'production' && !e.PIM_BASE_URL && !e.PIM_DEMO) {
+    return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
+  }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off')
+    return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';
+  return undefined;
 }
 
 // A URL setting may carry a password (REDIS_URL): the error line must not print it.

@@ -1,60 +1,66 @@
+import './check-node.js';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServerAdapter } from '@whatwg-node/server';
-import { createApp, type App } from './app.ts';
+import { createApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createDemoService } from './demo/service.ts';
-import { API_PREFIX } from './pim/endpoints.ts';
-import { createLogger } from './logger.ts';
+import { createMetricsServer } from './http/metrics-server.ts';
 import { createServer } from './http/server.ts';
+import { createLogger } from './logger.ts';
+import { API_PREFIX } from './pim/endpoints.ts';
 
-let config: Config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(error.message);
-  process.exit(1);
-}
-
+const config = configOrExit();
 const logger = createLogger(config.logLevel);
-const demo = config.pimBaseUrl ? undefined : createServerAdapter(createDemoService());
-let app: App | undefined;
+// Loaded only when served, and on a loopback listener of its own: production never carries it.
+const demo = config.demo ? await (await import('./demo/service.ts')).listenDemoService() : undefined;
+const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true)' : '';
+if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
+const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;
 
-const server = createServer(() => app, {
-  ...config.http,
-  routes: (req, res) => {
-    if (!demo || !req.url?.startsWith(`${API_PREFIX}/`)) return false;
-    void demo(req, res);
-    return true;
-  },
-});
+const app = createApp({ ...config, pimBaseUrl }, logger);
+const server = createServer(app, config.http);
+const metrics =
+  config.metricsPort !== undefined && config.metricsPath
+    ? createMetricsServer(app.metrics, config.metricsPath)
+    : undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
 
-server.once('error', (error) => {
-  console.error(`Cannot listen on ${config.host ?? 'all interfaces'} port ${config.port}: ${error.message}`);
-  process.exit(1);
-});
-
-server.listen(config.port, config.host, () => {
-  const { port } = server.address() as AddressInfo;
-  // The demo lives on this same server; the façade reaches it over loopback like any upstream.
-  const pimBaseUrl = config.pimBaseUrl ?? `http://${loopbackHost(config.host)}:${port}`;
-  app = createApp({ ...config, pimBaseUrl }, logger);
-  if (demo) logger.info(`No PIM_BASE_URL set: serving the bundled demo catalog at ${pimBaseUrl}${API_PREFIX}`);
-  logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
-});
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    logger.info(`${signal} received, shutting down`);
-    // A pool or cache that will not close must not keep the process from exiting.
-    const grace = config.http.shutdownGraceMs ?? 10_000;
-    setTimeout(() => process.exit(1), grace + 5_000).unref();
-    void server.shutdown().finally(() => process.exit(0));
-  });
+const port = await listenOrExit(server, config.port);
+logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
+if (metrics) {
+  const metricsPort = await listenOrExit(metrics, config.metricsPort!);
+  logger.info(`Metrics served at http://localhost:${metricsPort}${config.metricsPath}`);
 }
 
-/** Where this process can reach its own server: loopback when listening on all interfaces. */
-function loopbackHost(host: string | undefined): string {
-  if (!host || host === '0.0.0.0' || host === '::') return '127.0.0.1';
-  return host.includes(':') ? `[${host}]` : host;
+/** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0. */
+async function shutdown(signal: string): Promise<void> {
+  logger.info(`${signal} received, shutting down`);
+  // A pool or cache that will not close must not keep the process from exiting.
+  setTimeout(() => process.exit(1), config.http.shutdownGraceMs + 5_000).unref();
+  metrics?.close();
+  metrics?.closeAllConnections();
+  await server.shutdown();
+  await demo?.close();
+  process.exit(0);
+}
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+}
+
+/** Listens on the configured host, or stops the process with one line saying why it cannot. */
+async function listenOrExit(listener: Server, port: number): Promise<number> {
+  await new Promise<void>((resolve) => {
+    listener.once('error', (error) => {
+      console.error(`Cannot listen on ${config.host ?? 'all interfaces'} port ${port}: ${error.message}`);
+      process.exit(1);
+    });
+    listener.listen(port, config.host, resolve);
+  });
+  return (listener.address() as AddressInfo).port;
 }

@@ -1,5 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig, settings } from '../src/config.ts';
+
+/** The README's configuration table: variable name -> its "default" cell. */
+function documentedSettings(): Map<string, string> {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const rows = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/gm)];
+  return new Map(rows.map(([, name, cell]) => [name!, cell!.trim()]));
+}
+
+// Values tried, in order, until one parses and changes the configuration.
+const candidates = ['7', '70', '1100', '1', 'true', 'false', 'debug', 'test', 'production', 'off', '/m', 'x,y', 'x'];
+const urlCandidates = ['http://a.example', 'redis://a.example'];
 
 describe('loadConfig', () => {
   it('never prints the password of a rejected URL setting', () => {
@@ -18,7 +30,35 @@ describe('loadConfig', () => {
     });
   });
 
-  it('reads every documented variable', () => {
+  it('documents every setting with its default in the README, and nothing else', () => {
+    const documented = documentedSettings();
+    expect([...documented.keys()].sort()).toEqual(Object.keys(settings.shape).sort());
+    for (const [name, field] of Object.entries(settings.shape)) {
+      const fallback = (field._zod.def as { defaultValue?: unknown }).defaultValue;
+      // An empty list reads as "unset" in the table.
+      if (fallback === undefined || String(fallback) === '') continue;
+      expect(documented.get(name), name).toMatch(
+        new RegExp(`^\`${String(fallback).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\``),
+      );
+    }
+  });
+
+  it('reads every setting: a valid value other than the default changes the configuration', () => {
+    const base = { PIM_BASE_URL: 'http://base.example' };
+    const defaults = JSON.stringify(loadConfig(base));
+    for (const name of Object.keys(settings.shape)) {
+      const tried = [...urlCandidates, ...candidates].filter((value) => {
+        try {
+          return JSON.stringify(loadConfig({ ...base, [name]: value })) !== defaults;
+        } catch {
+          return false;
+        }
+      });
+      expect(tried, `${name} is read`).not.toEqual([]);
+    }
+  });
+
+  it('reads documented variables into the configuration', () => {
     const config = loadConfig({
       PORT: '8080',
       HOST: '127.0.0.1',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from './demo/demo-server.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
@@ -36,5 +36,15 @@ describe('README examples', () => {
     // The demo's paging links carry its own origin; the README shows the default port's.
     const shown = JSON.parse(JSON.stringify(body).replaceAll(demo.origin, 'http://127.0.0.1:4000'));
     expect(shown).toEqual(output);
+  });
+});
+
+describe('documentation links', () => {
+  const documents = ['README.md', 'docs/operations.md', 'docs/integration.md', 'bench/README.md', 'src/demo/README.md'];
+  it.each(documents)('%s links only to files in the repository', (document) => {
+    const at = new URL(`../${document}`, import.meta.url);
+    const targets = [...readFileSync(at, 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!);
+    const missing = targets.filter((target) => !/^[a-z]+:/.test(target) && !existsSync(new URL(target, at)));
+    expect(missing).toEqual([]);
   });
 });

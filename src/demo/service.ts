@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServerAdapter } from '@whatwg-node/server';
 import { API_PREFIX } from '../pim/endpoints.ts';
 import { loadDemoData, type DemoIndex } from './data.ts';
 import { BadRequestError, fail, toResponse, type Reply } from './envelope.ts';
@@ -43,5 +46,27 @@ export function createDemoService(): (request: Request) => Promise<Response> | R
       }
     })();
     return toResponse(reply, request);
+  };
+}
+
+/** A running demo service: its base URL (for PIM_BASE_URL) and how to stop it. */
+export interface DemoListener {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the demo on a loopback listener of its own, on a free port: never reachable from outside. */
+export async function listenDemoService(): Promise<DemoListener> {
+  const server = createServer(createServerAdapter(createDemoService()));
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // The façade's pool may still hold idle keep-alive connections to it.
+        server.closeAllConnections();
+      }),
   };
 }

@@ -1,25 +1,29 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { App } from '../app.ts';
 
-/** node:http limits and the shutdown grace; every field has a default. */
+/** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
-  /** Largest request body; bigger declared bodies get 413 before any byte is read. @default 65536 */
-  maxBodyBytes?: number;
-  /** Largest request head (Node's option); bigger gets 431. @default 16384 */
-  maxHeaderBytes?: number;
-  /** Time a client has to send the request head: the slowloris bound. @default 10000 */
-  headersTimeoutMs?: number;
-  /** Time a client has to send the whole request. @default 30000 */
-  requestTimeoutMs?: number;
-  /** How long an idle keep-alive connection stays open. @default 5000 */
-  keepAliveTimeoutMs?: number;
-  /** How long shutdown waits for requests in flight before closing their connections. @default 10000 */
-  shutdownGraceMs?: number;
+  /** Largest request body of any method; bigger declared bodies get 413 before any byte is read. */
+  maxBodyBytes: number;
+  /** Largest request head (Node's option); bigger gets 431. */
+  maxHeaderBytes: number;
+  /** Time a client has to send the request head: the slowloris bound. */
+  headersTimeoutMs: number;
+  /** Time a client has to send the whole request. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** How long shutdown waits for requests in flight before closing their connections. */
+  shutdownGraceMs: number;
 }
 
-export interface ServerOptions extends HttpOptions {
-  /** Other routes served before GraphQL (the bundled demo); returns true when it answered. */
-  routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
+/** What the server needs of a finished app; `createApp()`'s result is one. */
+export interface ServedApp {
+  /** Answers every request the server does not answer itself (Yoga's node:http handler). */
+  yoga(req: IncomingMessage, res: ServerResponse): unknown;
+  /** True when the app can serve: answers `/readiness`. */
+  ready(): Promise<boolean>;
+  /** Releases what the app holds; called once the server has closed. */
+  close(): Promise<void>;
 }
 
 export interface FacadeServer extends Server {
@@ -27,26 +31,16 @@ export interface FacadeServer extends Server {
   shutdown(): Promise<void>;
 }
 
-const bodyless = new Set(['GET', 'HEAD', 'OPTIONS']);
 // A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2).
 const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * The node:http server around the app: hardened timeouts and sizes, a request body limit,
- * `/health` (the process answers) and `/readiness` (the upstream answers and the breaker is
- * closed). `app` may be a getter for an app created once the port is known.
+ * `/health` (the process answers) and `/readiness` (the app says it can serve).
  */
-export function createServer(app: App | (() => App | undefined), options: ServerOptions = {}): FacadeServer {
-  const {
-    maxBodyBytes = 65_536,
-    maxHeaderBytes = 16_384,
-    headersTimeoutMs = 10_000,
-    requestTimeoutMs = 30_000,
-    keepAliveTimeoutMs = 5_000,
-    shutdownGraceMs = 10_000,
-    routes,
-  } = options;
-  const current = typeof app === 'function' ? app : () => app;
+export function createServer(app: ServedApp, options: HttpOptions): FacadeServer {
+  const { maxBodyBytes, maxHeaderBytes, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownGraceMs } =
+    options;
   let inFlight = 0;
   let drained: (() => void) | undefined;
 
@@ -67,20 +61,15 @@ export function createServer(app: App | (() => App | undefined), options: Server
       if (!hostPattern.test(req.headers.host ?? 'localhost')) {
         return void send(res, 400, { errors: [{ message: messages[400] }] }, true);
       }
-      const path = (req.url ?? '/').split('?')[0];
-      if (path === '/health') return void send(res, 200, { status: 'ok' });
-      const facade = current();
-      if (path === '/readiness') {
-        if (!facade) return void send(res, 503, { status: 'starting' });
-        return void facade
-          .ready()
-          .then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
-      }
-      if (routes?.(req, res)) return;
-      if (!facade) return void send(res, 503, { status: 'starting' });
+      // Checked before any route: a body Node would read and throw away is read all the same.
       const refusal = bodyRefusal(req, maxBodyBytes);
       if (refusal) return void send(res, refusal, { errors: [{ message: messages[refusal] }] }, true);
-      void facade.yoga(req, res);
+      const path = (req.url ?? '/').split('?')[0];
+      if (path === '/health') return void send(res, 200, { status: 'ok' });
+      if (path === '/readiness') {
+        return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
+      }
+      void app.yoga(req, res);
     },
   ) as FacadeServer;
   server.keepAliveTimeout = keepAliveTimeoutMs;
@@ -95,7 +84,7 @@ export function createServer(app: App | (() => App | undefined), options: Server
     // Whatever is still open after the grace period (or idle after its answer) is cut.
     server.closeAllConnections();
     await closed;
-    await current()?.close();
+    await app.close();
   };
   return server;
 }
@@ -106,10 +95,10 @@ const messages: Record<number, string> = {
   413: 'The request body is too large',
 };
 
-/** 411 or 413 when a request's body is unknown in size or too big; Node enforces Content-Length framing. */
+/** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
 function bodyRefusal(req: IncomingMessage, maxBodyBytes: number): 411 | 413 | undefined {
-  if (bodyless.has(req.method ?? 'GET')) return undefined;
   const length = req.headers['content-length'];
+  // No declared length: only a chunked body can follow, of a size nobody knows yet.
   if (length === undefined) return req.headers['transfer-encoding'] ? 411 : undefined;
   return Number(length) > maxBodyBytes ? 413 : undefined;
 }

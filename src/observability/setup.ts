@@ -21,6 +21,8 @@ export interface ObservabilityOptions {
   serviceName?: string;
   /** Where Prometheus scrapes; false serves no endpoint (metrics are still kept). @default '/metrics' */
   metricsPath?: string | false;
+  /** The only operation names kept as metric labels (the trusted documents'); absent: the first ones seen. */
+  operationNames?: ReadonlySet<string> | undefined;
   /** The client's breaker state, read when /metrics is scraped. */
   upstreamStatus?: () => UpstreamStatus | undefined;
 }
@@ -44,6 +46,7 @@ export function createObservability({
   spanExporter,
   serviceName = 'pim-graphql-facade',
   metricsPath = '/metrics',
+  operationNames,
   upstreamStatus,
 }: ObservabilityOptions = {}): Observability {
   const metrics = createMetrics({ upstreamStatus });
@@ -53,7 +56,7 @@ export function createObservability({
     metrics,
     plugins: [
       useRequestLog({ logger }),
-      useMetrics({ metrics, path: metricsPath }),
+      useMetrics({ metrics, path: metricsPath, operationNames }),
       ...(tracer ? [useTracing({ tracer })] : []),
     ],
     telemetry: createTelemetry({

@@ -1,25 +1,41 @@
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
-import { RedisCacheStore } from 'undici-cache-redis';
+import { closeRedis, createRedis } from '../redis.ts';
+import { createAnswerStore, type AnswerStore } from './answer-store.ts';
+import type { CacheKey, CacheStore, GetResult } from './cache-store.ts';
+import type { Answer } from './types.ts';
+import { createRedisCacheStore } from './redis-cache-store.ts';
 
-type CacheStore = NonNullable<NonNullable<Parameters<typeof interceptors.cache>[0]>['store']>;
-type CacheKey = Parameters<CacheStore['get']>[0];
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 export interface ResponseCacheOptions {
   /** Maps the request headers to a key that differs whenever the caller's credential does. */
-  credentialKey: (headers: Record<string, string | string[] | undefined>) => string;
-  /** Freshness, in ms, of 2xx answers that carry no caching headers; 0 leaves them uncached. @default 0 */
-  defaultTtlMs?: number;
+  credentialKey: (headers: Headers) => string;
+  /** Scheme, host and path prefix the client puts in front of every request path. */
+  baseUrl: string;
+  /** Freshness, in ms, of 2xx answers that carry no caching headers; 0 leaves them uncached. */
+  defaultTtlMs: number;
   /** With a `redis://` URL, responses are stored in Redis and shared by every instance using it. */
-  redisUrl?: string | undefined;
-  /** Bound on the in-process store (and on Redis's client-side copy). @default 64 MiB */
-  maxBytes?: number;
-  /** Told about Redis failures; the call then goes on as a cache miss. @default ignore */
-  onError?: (error: Error) => void;
+  redisUrl: string | undefined;
+  /** Bound on each in-process copy: the stored responses (without Redis) and the parsed answers. */
+  maxBytes: number;
+  /** Largest body stored. */
+  maxEntryBytes: number;
+  /** Told about Redis failures, at most once per 10 s; the call then goes on as a cache miss. */
+  onError: (error: Error) => void;
 }
 
-/** The undici interceptor to compose on the upstream Agent, and the store's clean-up. */
+/**
+ * The undici interceptor to compose on the upstream Agent, the fast path for fresh answers
+ * already parsed, and the store's clean-up. The client calls `lookup(path, headers)` before a
+ * call and answers with its result when defined; after parsing a 2xx body it calls
+ * `remember(path, headers, answer)`. `path` is the request path after the base URL, as sent.
+ */
 export interface ResponseCache {
   interceptor: Dispatcher.DispatcherComposeInterceptor;
+  /** A fresh cached answer, its body parsed (frozen, shared by callers), or undefined. */
+  lookup(path: string, headers: Headers): Answer | undefined;
+  /** Keeps a parsed answer for later lookups while the HTTP cache holds its response fresh. */
+  remember(path: string, headers: Headers, answer: Answer): void;
   close(): Promise<void>;
 }
 
@@ -28,62 +44,70 @@ export interface ResponseCache {
  * upstream's Cache-Control, Age and ETag (revalidating with If-None-Match) and never stores
  * `no-store`, over a store partitioned per credential so one caller never sees another's answer.
  */
-export function createResponseCache({
-  credentialKey,
-  defaultTtlMs = 0,
-  redisUrl,
-  maxBytes = 64 * 1024 * 1024,
-  onError = () => undefined,
-}: ResponseCacheOptions): ResponseCache {
-  let reportedAt = 0;
-  // Redis failing means every lookup fails: one report per 10 s says so without flooding the log.
-  const report = (error: Error) => {
-    if (Date.now() - reportedAt < 10_000) return;
-    reportedAt = Date.now();
-    onError(error);
-  };
-  const redis = redisUrl
-    ? new RedisCacheStore({ clientOpts: redisOptions(redisUrl), maxSize: maxBytes, errorCallback: report })
-    : undefined;
-  const inner: CacheStore = redis ?? new cacheStores.MemoryCacheStore({ maxSize: maxBytes });
+export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
+  const { credentialKey, defaultTtlMs, redisUrl, maxBytes, maxEntryBytes } = options;
+  const report = throttled(options.onError, 10_000);
+  const redis = redisUrl ? createRedis(redisUrl, report) : undefined;
+  const inner = redis
+    ? createRedisCacheStore({ redis, maxEntryBytes, onError: report })
+    : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });
+  const answers = createAnswerStore({ maxBytes });
   const interceptor = interceptors.cache({
-    store: partitionByCredential(inner, credentialKey),
+    store: partitionByCredential(inner, credentialKey, answers),
     methods: ['GET'],
     // Every entry is private to one credential, so the rules of a private cache apply.
     type: 'private',
     ...(defaultTtlMs > 0 ? { cacheByDefault: defaultTtlMs } : {}),
   });
-  return { interceptor, close: async () => redis?.close() };
-}
-
-// Puts the credential key in the stored path; the store never sees the raw credential.
-function partitionByCredential(store: CacheStore, credentialKey: ResponseCacheOptions['credentialKey']): CacheStore {
-  const privateKey = (key: CacheKey): CacheKey => ({
-    ...key,
-    path: `${key.path}#${credentialKey(key.headers ?? {})}`,
-  });
+  const base = new URL(options.baseUrl);
+  const prefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
+  const answerKey = (path: string, headers: Headers) => `${prefix}${path}#${credentialKey(headers)}`;
   return {
-    get: (key) => store.get(privateKey(key)),
-    createWriteStream: (key, value) => store.createWriteStream(privateKey(key), value),
-    delete: (key) => store.delete(privateKey(key)),
+    interceptor,
+    lookup: (path, headers) => answers.lookup(answerKey(path, headers), headers),
+    remember: (path, headers, answer) => answers.remember(answerKey(path, headers), headers, answer),
+    close: async () => void (redis && (await closeRedis(redis))),
   };
 }
 
-function redisOptions(url: string) {
-  const { hostname, port, username, password, pathname, protocol } = new URL(url);
+// Puts the credential key in the stored path; the store never sees the raw credential. Fresh
+// hits open an entry in `answers`, which the client then fills with the parsed body.
+function partitionByCredential(
+  store: CacheStore,
+  credentialKey: ResponseCacheOptions['credentialKey'],
+  answers: AnswerStore,
+): CacheStore {
+  const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
+  const privateKey = (key: CacheKey): CacheKey => ({ ...key, path: `${key.path}#${partition(key)}` });
+  const answerKey = (key: CacheKey) => `${key.origin}${key.path}#${partition(key)}`;
   return {
-    host: hostname,
-    port: Number(port || 6379),
-    ...(username ? { username: decodeURIComponent(username) } : {}),
-    ...(password ? { password: decodeURIComponent(password) } : {}),
-    db: Number(pathname.slice(1) || 0),
-    ...(protocol === 'rediss:' ? { tls: {} } : {}),
-    keyPrefix: 'pim-graphql:',
-    // While Redis is away every lookup fails at once and counts as a miss, instead of queueing
-    // behind reconnects until the upstream deadline passes.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1_000,
-    retryStrategy: (attempt: number) => Math.min(attempt * 250, 5_000),
+    async get(key) {
+      const result = await store.get(privateKey(key));
+      const bytes = result && byteLength(result.body);
+      if (result && bytes !== undefined) answers.fresh(answerKey(key), result, bytes);
+      return result;
+    },
+    createWriteStream: (key, value) => store.createWriteStream(privateKey(key), value),
+    delete(key) {
+      answers.forget(answerKey(key));
+      return store.delete(privateKey(key));
+    },
+  };
+}
+
+// The stores return a Buffer or a list of chunks; a stream's size is unknown, so it is not kept.
+function byteLength(body: GetResult['body']): number | undefined {
+  if (typeof body === 'string' || Buffer.isBuffer(body)) return Buffer.byteLength(body);
+  if (!Array.isArray(body)) return undefined;
+  return body.reduce<number>((sum, chunk: Buffer | string) => sum + Buffer.byteLength(chunk), 0);
+}
+
+// Redis failing means every lookup fails: one report per interval says so without flooding the log.
+function throttled(report: (error: Error) => void, intervalMs: number) {
+  let reportedAt = -Infinity;
+  return (error: Error) => {
+    if (Date.now() - reportedAt < intervalMs) return;
+    reportedAt = Date.now();
+    report(error);
   };
 }

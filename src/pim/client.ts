@@ -26,7 +26,7 @@ export interface PimClientOptions {
   /** Share identical in-flight GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false turns it off. */
-  cache: Omit<ResponseCacheOptions, 'credentialKey'> | false;
+  cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl'> | false;
   /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
   telemetry?: Layer | undefined;
   /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
@@ -72,7 +72,7 @@ export function createPimClient({
   });
   const credentialKey = createCredentialKey(credentialHeaders);
   const secretsOf = createCredentialSecrets(credentialHeaders);
-  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey });
+  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey, baseUrl });
   const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential });
   const admission = createAdmission({ queue, keyOf: credentialKey, requestTimeoutMs });
   // compose() wraps outward: the cache answers hits before admission, so hits never queue.
@@ -105,7 +105,17 @@ export function createPimClient({
     ...resilience.layers,
     ...(telemetry ? [telemetry] : []),
   ];
-  const get = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  const layered = layers.reduceRight<Send>((next, layer) => layer(next), send);
+  // A fresh answer already parsed skips every layer: nothing is sent, so nothing to share, guard or time.
+  const get: Send = !cache
+    ? layered
+    : async (pimRequest, call) => {
+        const cached = cache.lookup(pimRequest.path, call.headers);
+        if (cached !== undefined) return cached;
+        const answer = await layered(pimRequest, call);
+        cache.remember(pimRequest.path, call.headers, answer);
+        return answer;
+      };
   return {
     get,
     close: async () => {

@@ -47,20 +47,28 @@ export const graphiqlOptions: GraphiQLOptions = {
 };
 
 const contentTypes: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
+const prefix = '/graphiql-assets';
+// What Yoga's page would fetch from third-party origins: its scripts and styles, and its favicon.
+const cdn = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist/g;
+const favicon = /<link rel=icon href=[^>]*>/;
+const missing = `<!doctype html><title>GraphiQL not installed</title>
+<p>GraphiQL's files are not installed here: the package <code>@graphql-yoga/graphiql</code> is a development
+dependency (the container image adds its prebuilt files). Run <code>npm install</code>, or POST queries to this URL.`;
 
 /**
- * Serves GraphiQL's scripts and styles from the installed @graphql-yoga/graphiql package under
- * `prefix`, and points Yoga's page at them instead of a public CDN: the IDE then works offline
- * and needs no third-party origin. Returns the plugin and the matching `renderGraphiQL`.
+ * Serves GraphiQL's prebuilt scripts and styles from the installed @graphql-yoga/graphiql package
+ * under `/graphiql-assets`, and points Yoga's page at them instead of a public CDN (no favicon):
+ * the IDE then works offline and needs no third-party origin. Only the package's `dist` is used,
+ * a self-contained bundle; without it (a production install) the page says how to get it.
+ * Returns the plugin and the matching `renderGraphiQL`.
  */
-export function createGraphiQLAssets({
-  prefix = '/graphiql-assets',
-}: { /** @default '/graphiql-assets' */ prefix?: string } = {}) {
-  const require = createRequire(import.meta.url);
-  const dist = join(dirname(require.resolve('@graphql-yoga/graphiql/package.json')), 'dist');
+export function createGraphiQLAssets() {
+  const dist = findDist();
   // Only files present at startup are served, so no request path can reach outside dist.
   const files = new Set(
-    readdirSync(dist, { recursive: true, encoding: 'utf8' }).map((file) => relative(dist, join(dist, file))),
+    dist
+      ? readdirSync(dist, { recursive: true, encoding: 'utf8' }).map((file) => relative(dist, join(dist, file)))
+      : [],
   );
   const plugin: Plugin = {
     async onRequest({ url, endResponse, fetchAPI }) {
@@ -68,7 +76,7 @@ export function createGraphiQLAssets({
       // Compared as sent: the packaged names need no escaping, and decoding could throw.
       const file = url.pathname.slice(prefix.length + 1);
       const type = contentTypes[extname(file)];
-      if (!files.has(file) || !type) return void endResponse(new fetchAPI.Response(null, { status: 404 }));
+      if (!dist || !files.has(file) || !type) return void endResponse(new fetchAPI.Response(null, { status: 404 }));
       const body = await readFile(join(dist, file));
       endResponse(
         new fetchAPI.Response(body, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } }),
@@ -76,6 +84,17 @@ export function createGraphiQLAssets({
     },
   };
   const render = (options: GraphiQLOptions) =>
-    renderGraphiQL(options).replaceAll(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist/g, prefix);
+    dist ? renderGraphiQL(options).replaceAll(cdn, prefix).replace(favicon, '<link rel=icon href="data:,">') : missing;
   return { plugin, render };
+}
+
+function findDist(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    return join(dirname(require.resolve('@graphql-yoga/graphiql/package.json')), 'dist');
+  } catch (error) {
+    // A production install leaves the development dependency out; anything else is a real fault.
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+    return undefined;
+  }
 }

@@ -78,6 +78,29 @@ describe('/metrics', () => {
     expect(named('other')).toBeGreaterThanOrEqual(10);
   });
 
+  it('keeps a scrape under 256 KB when 100 clients send 60 KB operation names', async () => {
+    // A fresh app, so the attack meets an empty name table as on a newly started replica.
+    const attacked = await serveApp(upstream.url);
+    try {
+      for (let i = 0; i < 100; i++) {
+        const { response } = await attacked.post(`query N${i}_${'x'.repeat(60_000)} { __typename }`);
+        expect(response.status).toBe(200);
+      }
+      const attackedScrape = await (await fetch(`${attacked.origin}/metrics`)).text();
+      expect(Buffer.byteLength(attackedScrape)).toBeLessThan(256 * 1024);
+      expect(attackedScrape).toMatch(/graphql_operations_total\{operation_type="query",operation_name="other"\} 100\n/);
+      // The worst a client can still do: 100 names at the longest length kept.
+      for (let i = 0; i < 100; i++)
+        await attacked.post(`query N${String(i).padStart(3, '0')}_${'x'.repeat(43)} { __typename }`);
+      const fullScrape = await (await fetch(`${attacked.origin}/metrics`)).text();
+      expect(fullScrape).toContain(`operation_name="N099_${'x'.repeat(43)}"`);
+      expect(Buffer.byteLength(fullScrape)).toBeLessThan(256 * 1024);
+      expect(upstream.requests).toHaveLength(0);
+    } finally {
+      await attacked.close();
+    }
+  });
+
   it('moves or turns off the endpoint with METRICS_PATH', async () => {
     const moved = await serveApp(upstream.url, { METRICS_PATH: '/internal/metrics' });
     const off = await serveApp(upstream.url, { METRICS_PATH: 'off' });

@@ -81,3 +81,16 @@ describe('PIM_CACHE_TTL_MS for a service that sends no caching headers', () => {
     expect(fixture.upstream.requests).toHaveLength(2);
   });
 });
+
+describe('HTTP cache with Vary on a forwarded header', () => {
+  const fixture = useUpstreamApp({ PIM_FORWARD_HEADERS: 'x-api-key,accept-language' });
+
+  it('keeps one answer per value of the header the upstream varies on', async () => {
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60', vary: 'accept-language' }));
+    const ask = (language: string) =>
+      fixture.app.query(products, {}, { 'x-api-key': 'vary', 'accept-language': language });
+    for (const language of ['de', 'de', 'en', 'de', 'en', 'de'])
+      expect((await ask(language)).body.errors).toBeUndefined();
+    expect(fixture.upstream.requests.map((r) => r.headers['accept-language'])).toEqual(['de', 'en']);
+  });
+});

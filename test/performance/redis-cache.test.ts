@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startRedis } from '../helpers/redis.ts';
@@ -64,6 +64,97 @@ describe('REDIS_URL with Redis gone', () => {
       await app.close();
       expect(Date.now() - closing).toBeLessThan(3_000);
       await upstream.close();
+    }
+  });
+});
+
+describe('REDIS_URL: exact-key lookups', () => {
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let upstream: Upstream;
+  let app: TestApp;
+  const productsOf = (catalogId: string) => `{ catalogProducts(catalogId: ${JSON.stringify(catalogId)}, page: 0) }`;
+  beforeAll(async () => {
+    redis = await startRedis();
+    upstream = await startUpstream((req, res) => {
+      res.setHeader('cache-control', 'max-age=60');
+      echo(req, res);
+    });
+    app = createTestApp(upstream.url, { REDIS_URL: redis.url });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    await redis?.stop();
+  });
+
+  it('answers a miss quickly with 100,000 unrelated keys in Redis, without scanning', async () => {
+    await redis.client.eval("for i = 1, 100000 do redis.call('SET', 'unrelated:' .. i, 'x') end", 0);
+    await app.query(productsOf('warm-up'), {}, { 'x-api-key': 'k' });
+    await redis.client.config('RESETSTAT');
+    upstream.reset();
+    const timings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const { body } = await app.query(productsOf(`miss-${i}`), {}, { 'x-api-key': 'k' });
+      timings.push(performance.now() - started);
+      expect(body.errors).toBeUndefined();
+    }
+    expect(upstream.requests).toHaveLength(5);
+    // Generous for a loaded machine: a scan of the keyspace took far longer than this per miss.
+    expect(timings.sort((a, b) => a - b)[2]).toBeLessThan(20);
+    const stats = await redis.client.info('commandstats');
+    expect(stats).not.toMatch(/cmdstat_(scan|keys):/);
+  });
+
+  it('keeps an id with * ? [ ] as its own entry, never a pattern', async () => {
+    const before = await redis.client.dbsize();
+    const cached = await app.query(productsOf('xa'), {}, { 'x-api-key': 'glob' });
+    expect(cached.body.errors).toBeUndefined();
+    for (let i = 0; i < 200 && (await redis.client.dbsize()) === before; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    upstream.reset();
+    expect((await app.query(productsOf('xa'), {}, { 'x-api-key': 'glob' })).body).toEqual(cached.body);
+    expect(upstream.requests).toHaveLength(0);
+    for (const id of ['x*', 'x?', 'x[a]', '[x]a', '*']) {
+      const { body } = await app.query(productsOf(id), {}, { 'x-api-key': 'glob' });
+      expect(body.errors).toBeUndefined();
+      expect(body.data).not.toEqual(cached.body.data);
+    }
+    expect(upstream.requests).toHaveLength(5);
+  });
+
+  it('keeps Vary variants under one key, their header values only as hashes', async () => {
+    const varying = createTestApp(upstream.url, {
+      REDIS_URL: redis.url,
+      PIM_FORWARD_HEADERS: 'x-api-key,accept-language',
+    });
+    try {
+      upstream.reset();
+      upstream.respond((req, res) => {
+        res.setHeader('cache-control', 'max-age=60');
+        res.setHeader('vary', 'accept-language');
+        echo(req, res);
+      });
+      const ask = (language: string) =>
+        varying.query(productsOf('vary'), {}, { 'x-api-key': 'vary', 'accept-language': language });
+      const variantsStored = async () => {
+        const keys = await redis.client.keys('pim-graphql:*');
+        const counts = await Promise.all(keys.map((key) => redis.client.hlen(key)));
+        return counts.reduce((a, b) => a + b, 0);
+      };
+      const seen = new Set<string>();
+      for (const language of ['lang-one', 'lang-two', 'lang-one', 'lang-two', 'lang-one']) {
+        expect((await ask(language)).body.errors).toBeUndefined();
+        seen.add(language);
+        // Writes land after the answer; wait for each one before the next lookup.
+        await vi.waitFor(async () => expect(await variantsStored()).toBeGreaterThanOrEqual(seen.size));
+      }
+      expect(upstream.requests.map((r) => r.headers['accept-language'])).toEqual(['lang-one', 'lang-two']);
+      const stored = await redis.client.keys('pim-graphql:*');
+      const dump = (await Promise.all(stored.map((key) => redis.client.hgetall(key)))).map((h) => JSON.stringify(h));
+      expect(dump.join(' ')).not.toMatch(/lang-one|lang-two/);
+    } finally {
+      await varying.close();
     }
   });
 });

@@ -1,0 +1,30 @@
+# The GraphQL façade as a container image: `docker build .` or `podman build .` (docs/deploying.md).
+# NODE_BASE: any image with Node 24 and npm on PATH; CI passes one it builds without a registry.
+ARG NODE_BASE=node:24-slim
+
+FROM ${NODE_BASE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY deploy/image/add-graphiql-assets.sh /usr/local/bin/
+# Production dependencies only, without install scripts. The optional `npm-ca` build secret is the
+# build host's CA bundle, for a registry reached through a TLS-inspecting proxy; no layer keeps it.
+RUN --mount=type=secret,id=npm-ca \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi \
+ && npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && add-graphiql-assets.sh \
+ && rm -rf /root/.npm
+
+FROM ${NODE_BASE}
+# Heap sizes fit the container's memory limit (deploy/kubernetes/deployment.yaml; docs/deploying.md).
+ENV NODE_ENV=production \
+    NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=16" \
+    PORT=4000
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+# Numeric, so Kubernetes can verify runAsNonRoot; uid 1000 is `node` in the official image.
+USER 1000:1000
+EXPOSE 4000
+# Exec form: node is PID 1 and receives SIGTERM itself (graceful shutdown, SHUTDOWN_GRACE_MS).
+CMD ["node", "src/main.ts"]

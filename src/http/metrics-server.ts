@@ -1,0 +1,25 @@
+import { createServer, type Server } from 'node:http';
+
+/** A scrape's answer: the registry in Prometheus text format. */
+export interface MetricsText {
+  contentType: string;
+  body: string;
+}
+
+/**
+ * A second, small listener that serves only the app's metrics at `path` (METRICS_PORT), so the
+ * scrape endpoint need not be reachable where GraphQL is.
+ */
+export function createMetricsServer(metrics: () => Promise<MetricsText>, path: string): Server {
+  return createServer((req, res) => {
+    const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
+    if (!found) {
+      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+      return void res.end(JSON.stringify({ errors: [{ message: `Nothing is served here; metrics are at ${path}` }] }));
+    }
+    void metrics().then(
+      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+}

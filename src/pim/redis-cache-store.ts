@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { Redis } from 'ioredis';
+import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
+
+export interface RedisCacheStoreOptions {
+  /** A connection made with `createRedis` (prefixed keys, fail-fast while Redis is away). */
+  redis: Redis;
+  /** Largest body kept; a bigger answer still reaches the caller, it is just not stored. */
+  maxEntryBytes: number;
+  /** Told about each failed command; a failed lookup is a miss, a failed write stores nothing. */
+  onError: (error: Error) => void;
+}
+
+// One variant as stored: the value without its Vary values, which are kept only as a hash.
+interface StoredMeta extends Omit<CacheValue, 'vary'> {
+  varyNames?: string[];
+}
+
+/**
+ * An undici cache store on Redis that finds entries by exact key only: one hash per method,
+ * origin and path (query and credential partition included), whose fields are the `Vary`
+ * variants. A lookup is one HGETALL whatever else Redis holds, and an id is never a pattern.
+ */
+export function createRedisCacheStore({ redis, maxEntryBytes, onError }: RedisCacheStoreOptions): CacheStore {
+  const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
+  return {
+    async get(key) {
+      try {
+        const variants = await redis.hgetallBuffer(redisKey(key));
+        return findVariant(key, variants, (field) => void redis.hdel(redisKey(key), field).catch(fail));
+      } catch (error) {
+        fail(error);
+        return undefined;
+      }
+    },
+    createWriteStream(key, value) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      return new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          size += chunk.length;
+          // Like undici's memory store: an oversized body is dropped, the answer itself goes on.
+          if (size > maxEntryBytes) return this.destroy();
+          chunks.push(chunk);
+          callback();
+        },
+        final(callback) {
+          // A failed write is reported, not raised: the caller already has its answer.
+          save(redis, key, value, Buffer.concat(chunks))
+            .catch(fail)
+            .finally(() => callback());
+        },
+      });
+    },
+    async delete(key) {
+      await redis.del(redisKey(key)).catch(fail);
+    },
+  };
+}
+
+async function save(redis: Redis, key: CacheKey, value: CacheValue, body: Buffer): Promise<void> {
+  const expireAt = Math.ceil(value.deleteAt);
+  if (expireAt <= Date.now()) return;
+  const { vary, ...rest } = value;
+  const varyNames = vary ? Object.keys(vary).sort() : undefined;
+  const meta: StoredMeta = { ...rest, ...(varyNames ? { varyNames } : {}) };
+  const id = redisKey(key);
+  // NX gives a new key its expiry, GT lets a longer-lived variant extend the key's.
+  const results = await redis
+    .multi()
+    .hset(id, variantField(varyNames, vary), Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), body]))
+    .pexpireat(id, expireAt, 'NX')
+    .pexpireat(id, expireAt, 'GT')
+    .exec();
+  const failed = results?.find(([error]) => error)?.[0];
+  if (failed) throw failed;
+}
+
+function findVariant(
+  key: CacheKey,
+  variants: Record<string, Buffer>,
+  dropExpired: (field: string) => void,
+): GetResult | undefined {
+  const now = Date.now();
+  for (const [field, stored] of Object.entries(variants)) {
+    const split = stored.indexOf(0x0a);
+    const meta = JSON.parse(stored.subarray(0, split).toString('utf8')) as StoredMeta;
+    if (meta.deleteAt <= now) {
+      dropExpired(field);
+      continue;
+    }
+    if (field !== variantField(meta.varyNames, key.headers)) continue;
+    const { varyNames, ...value } = meta;
+    // The request matched the stored hash, so its own header values are the variant's.
+    const vary = varyNames && Object.fromEntries(varyNames.map((name) => [name, key.headers?.[name] ?? null]));
+    return {
+      ...value,
+      cacheControlDirectives: value.cacheControlDirectives ?? {},
+      vary,
+      body: stored.subarray(split + 1),
+    };
+  }
+  return undefined;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+function redisKey({ method, origin, path }: CacheKey): string {
+  return `http-cache:${sha256(JSON.stringify([method, origin, path]))}`;
+}
+
+// Names the variant by a hash of its Vary header values, so no header value is stored in clear.
+function variantField(
+  names: readonly string[] | undefined,
+  headers: Readonly<Record<string, string | string[] | null | undefined>> | undefined,
+): string {
+  if (!names) return '-';
+  return sha256(JSON.stringify(names.map((name) => [name, headers?.[name] ?? null])));
+}

@@ -1,0 +1,97 @@
+import etag from 'etag';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import vary from 'vary';
+import type { PimContext } from '../context.ts';
+import type { Freshness } from '../pim/types.ts';
+
+export interface HttpCachingOptions {
+  /** Lower-case incoming headers passed on to the PIM: they make a response private and are varied on. */
+  forwardHeaders: readonly string[];
+}
+
+/** What decides one response's `Cache-Control`. */
+export interface CachePolicyInput {
+  method: string;
+  /** The request carried one of the forwarded (credential) headers. */
+  credential: boolean;
+  /** The least fresh upstream answer behind the result (its `Age` taken off); undefined when none was used. */
+  freshness: Freshness | undefined;
+  /** The result has errors, or no data: never stored. */
+  failed: boolean;
+}
+
+/**
+ * The `Cache-Control` of one GraphQL result: only complete GET results built from fresh
+ * upstream answers may be stored; a caller's own credential keeps them out of shared caches.
+ */
+export function cacheControlFor({ method, credential, freshness, failed }: CachePolicyInput): string {
+  const maxAge = Math.floor(freshness?.maxAgeS ?? 0);
+  if (method !== 'GET' || failed || maxAge <= 0) return noStore(credential);
+  if (credential || !freshness?.shared) return `private, max-age=${maxAge}`;
+  return `public, max-age=${maxAge}, s-maxage=${maxAge}`;
+}
+
+function noStore(credential: boolean): string {
+  return credential ? 'private, no-store' : 'no-store';
+}
+
+// Bodies of these types are streamed parts (@defer/@stream, subscriptions): never stored, never hashed.
+const streamedTypes = /^(multipart\/|text\/event-stream)/i;
+
+/**
+ * HTTP caching of GraphQL responses: a `Cache-Control` derived from the freshness of the REST
+ * answers behind each result, `no-store` for everything else, a strong `ETag` on GET bodies
+ * (`If-None-Match` gets 304) and `Vary` on `Accept` and the forwarded credential headers, so a
+ * shared cache keeps one caller's answer from another.
+ */
+export function useHttpCaching({ forwardHeaders }: HttpCachingOptions): Plugin {
+  const carriesCredential = (headers: Headers) => forwardHeaders.some((name) => (headers.get(name) ?? '') !== '');
+  return {
+    // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
+    onExecutionResult({ request, result, setResult, context }) {
+      if (!result || isAsyncIterable(result)) return;
+      // Yoga's hook types know only its own context; this is the one the context factory extended.
+      const { pim } = context as typeof context & Partial<PimContext>;
+      const cacheControl = cacheControlFor({
+        method: request.method,
+        credential: carriesCredential(request.headers),
+        freshness: pim?.freshness(),
+        failed: Boolean(result.errors?.length) || result.data == null,
+      });
+      const http = result.extensions?.http;
+      setResult({
+        ...result,
+        extensions: {
+          ...result.extensions,
+          http: { ...http, headers: { ...http?.headers, 'cache-control': cacheControl } },
+        },
+      });
+    },
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      const headers = response.headers;
+      headers.set('vary', vary.append(headers.get('vary') ?? '', ['Accept', ...forwardHeaders]));
+      const type = headers.get('content-type') ?? '';
+      // Batches, streamed parts, refusals and anything else without a policy of its own.
+      if (!headers.has('cache-control') || streamedTypes.test(type)) {
+        headers.set('cache-control', noStore(carriesCredential(request.headers)));
+      }
+      if (request.method !== 'GET' || response.status !== 200 || !response.body || streamedTypes.test(type)) return;
+      const body = await response.text();
+      const tag = etag(body);
+      headers.set('etag', tag);
+      if (matches(request.headers.get('if-none-match'), tag)) {
+        headers.delete('content-type');
+        headers.delete('content-length');
+        return setResponse(new fetchAPI.Response(null, { status: 304, headers }));
+      }
+      setResponse(new fetchAPI.Response(body, { status: 200, headers }));
+    },
+  };
+}
+
+// Not the `fresh` package: it ignores If-None-Match beside `Cache-Control: no-cache`, which fetch()
+// adds to every conditional request, while an origin answers the precondition (RFC 9110 §13.1.2).
+function matches(ifNoneMatch: string | null, tag: string): boolean {
+  if (ifNoneMatch === null) return false;
+  return ifNoneMatch.split(',').some((t) => ['*', tag, `W/${tag}`].includes(t.trim()));
+}

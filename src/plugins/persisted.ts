@@ -1,0 +1,116 @@
+import { usePersistedOperations, type CustomErrorFactory } from '@graphql-yoga/plugin-persisted-operations';
+import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
+import { documentHash, loadManifest, sha256Hex, type Manifest } from './persisted-manifest.ts';
+import { createDocumentStore, type DocumentStore, type DocumentStoreOptions } from './persisted-store.ts';
+
+export interface PersistedDocumentsOptions {
+  /** The trusted documents, served by id; undefined when PERSISTED_DOCUMENTS_PATH is unset. */
+  manifest: Manifest | undefined;
+  /** Refuse every document that is not in the manifest (no query text, no APQ). */
+  only: boolean;
+  /** Where automatic persisted queries are kept; undefined turns APQ off. */
+  store: DocumentStore | undefined;
+}
+
+// Apollo's link matches the message or the code, urql's exchange only the message.
+const notFound = {
+  message: 'PersistedQueryNotFound',
+  // A shared cache must not keep the miss: the document is registered right after it.
+  extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404, headers: { 'cache-control': 'no-store' } } },
+};
+const notSupported = {
+  message: 'PersistedQueryNotSupported',
+  extensions: { code: 'PERSISTED_QUERY_NOT_SUPPORTED', http: { status: 400 } },
+};
+const trustedOnly = (message: string): CustomErrorFactory => ({
+  message,
+  extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } },
+});
+const noQuery = { message: 'Must provide query string.', extensions: { code: 'BAD_REQUEST', http: { status: 400 } } };
+
+/** `extensions.persistedQuery.sha256Hash` as Apollo's and urql's APQ send it (version 1). */
+function apqHash(params: GraphQLParams): unknown {
+  const persisted: unknown = params.extensions?.persistedQuery;
+  if (typeof persisted !== 'object' || persisted === null) return undefined;
+  const { version, sha256Hash } = persisted as { version?: unknown; sha256Hash?: unknown };
+  return version === 1 ? sha256Hash : undefined;
+}
+
+/** The document id a request names: `documentId` (body, or URL of a GET), else the APQ hash. */
+function documentIdOf(params: GraphQLParams, request: Request): string | null {
+  const body = (params as { documentId?: unknown }).documentId;
+  const fromUrl = request.method === 'GET' ? new URL(request.url).searchParams.get('documentId') : null;
+  const id = body ?? fromUrl ?? apqHash(params);
+  return typeof id === 'string' ? id : null;
+}
+
+/**
+ * Trusted documents and automatic persisted queries (APQ) on Yoga's persisted-operations
+ * plugin: a request may name a document by id instead of sending it; the manifest is looked
+ * up first, then the APQ store. A document sent with a hash is checked against that hash
+ * before it is stored. Persisted documents are parsed and validated like any other, so every
+ * abuse limit still applies to them.
+ */
+export function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOptions): Plugin {
+  const apq = only ? undefined : store;
+  const lookup = async (id: string) => {
+    const hash = documentHash(id);
+    if (hash === undefined) return null;
+    return manifest?.documents.get(hash) ?? (await apq?.get(hash)) ?? null;
+  };
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(
+        usePersistedOperations({
+          allowArbitraryOperations: !only,
+          extractPersistedOperationId: documentIdOf,
+          getPersistedOperation: lookup,
+          customErrors: {
+            notFound: only ? trustedOnly('No trusted document has this id') : manifest || apq ? notFound : notSupported,
+            keyNotFound: only ? trustedOnly('Send the id of a trusted document') : noQuery,
+            persistedQueryOnly: trustedOnly('Only trusted documents run here: send the id of one, not its text'),
+          },
+        }),
+      );
+    },
+    // Runs before the lookup above (envelop adds a plugin right after its parent): it sees the request as sent.
+    async onParams({ params }) {
+      const claimed = apqHash(params);
+      if (params.query === undefined || claimed === undefined) return;
+      const hash = sha256Hex(params.query);
+      if (documentHash(claimed) !== hash) {
+        throw createGraphQLError('extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent', {
+          extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } },
+        });
+      }
+      await apq?.set(hash, params.query);
+    },
+  };
+}
+
+export interface PersistedDocuments {
+  plugin: Plugin;
+  /** The manifest's operation names when there is one: the only ones kept as metric labels. */
+  operationNames: ReadonlySet<string> | undefined;
+  close(): Promise<void>;
+}
+
+/** Loads the manifest (once, at start) and opens the APQ store, as the configuration says. */
+export function createPersistedDocuments({
+  path,
+  only,
+  apq,
+}: {
+  path: string | undefined;
+  only: boolean;
+  apq: DocumentStoreOptions | false;
+}): PersistedDocuments {
+  if (only && !path) throw new Error('PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH');
+  const manifest = path === undefined ? undefined : loadManifest(path);
+  const store = apq && !only ? createDocumentStore(apq) : undefined;
+  return {
+    plugin: usePersistedDocuments({ manifest, only, store }),
+    operationNames: manifest?.operationNames,
+    close: async () => store?.close(),
+  };
+}

@@ -1,0 +1,35 @@
+import { cruise } from 'dependency-cruiser';
+import { describe, expect, it } from 'vitest';
+
+// Type-only imports count: a cycle of types still ties the modules together for a reader.
+async function violations(forbidden: object[]) {
+  const result = await cruise(['src'], {
+    validate: true,
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    ruleSet: { forbidden } as never,
+  });
+  const { summary } = result.output as {
+    summary: { violations: Array<{ from: string; to: string; cycle?: Array<{ name: string }> }> };
+  };
+  return summary.violations.map((v) =>
+    v.cycle ? [v.from, ...v.cycle.map((step) => step.name)].join(' -> ') : `${v.from} -> ${v.to}`,
+  );
+}
+
+describe('module structure', () => {
+  it('has no import cycles, type-only imports included', async () => {
+    expect(await violations([{ name: 'no-circular', severity: 'error', from: {}, to: { circular: true } }])).toEqual(
+      [],
+    );
+  });
+
+  it('keeps the HTTP client folder below GraphQL: src/pim imports neither graphql nor the layers above it', async () => {
+    const above = '^src/(schema|plugins|http|app\\.ts|context\\.ts|errors\\.ts)|^node_modules/graphql/';
+    expect(
+      await violations([
+        { name: 'pim-below-graphql', severity: 'error', from: { path: '^src/pim/' }, to: { path: above } },
+      ]),
+    ).toEqual([]);
+  });
+});

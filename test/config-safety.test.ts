@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+/** The one line loadConfig refuses `env` with, or undefined when it accepts it. */
+function refusal(env: Record<string, string>): string | undefined {
+  try {
+    loadConfig(env);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.message;
+  }
+}
+
+const upstream = { PIM_BASE_URL: 'https://tenant.example.com' };
+
+describe('NODE_ENV', () => {
+  it.each(['development', 'production', 'test'])('accepts %s', (value) => {
+    expect(refusal({ ...upstream, NODE_ENV: value })).toBeUndefined();
+  });
+
+  it.each(['prod', 'Production', 'staging'])('refuses %s instead of quietly staying in development', (value) => {
+    expect(refusal({ ...upstream, NODE_ENV: value })).toBe(
+      `Invalid NODE_ENV="${value}": expected one of development, production, test`,
+    );
+  });
+});
+
+describe('the bundled demo in production', () => {
+  it('is refused when PIM_BASE_URL is unset', () => {
+    expect(refusal({ NODE_ENV: 'production' })).toBe(
+      'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)',
+    );
+  });
+
+  it('is served when PIM_DEMO=true says it is wanted', () => {
+    expect(loadConfig({ NODE_ENV: 'production', PIM_DEMO: 'true' })).toMatchObject({
+      production: true,
+      pimBaseUrl: undefined,
+      demo: true,
+    });
+  });
+
+  it('is still the default outside production', () => {
+    expect(loadConfig({}).demo).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).demo).toBe(true);
+  });
+
+  it('is not served when PIM_BASE_URL is set, unless PIM_DEMO=true asks for it in its place', () => {
+    expect(loadConfig(upstream).demo).toBe(false);
+    expect(loadConfig({ ...upstream, NODE_ENV: 'production', PIM_DEMO: 'true' }).demo).toBe(true);
+  });
+});
+
+describe('CORS_ORIGINS', () => {
+  it.each(['*', 'https://app.example.com,*', 'https://*.example.com'])(
+    'refuses %s, naming the safe alternative',
+    (value) => {
+      expect(refusal({ CORS_ORIGINS: value })).toBe(
+        `Invalid CORS_ORIGINS="${value}": expected the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)`,
+      );
+    },
+  );
+
+  it('accepts a list of origins', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, https://admin.example.com' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'https://admin.example.com',
+    ]);
+  });
+});
+
+describe('METRICS_PORT', () => {
+  it('is unset by default: the metrics are on the main port', () => {
+    expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsPath: '/metrics' });
+  });
+
+  it('is read as a port', () => {
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(refusal({ METRICS_PORT: 'nine' })).toBe('Invalid METRICS_PORT="nine": expected an integer from 0 to 65535');
+  });
+
+  it('is refused with METRICS_PATH=off, which serves no metrics at all', () => {
+    expect(refusal({ METRICS_PORT: '9464', METRICS_PATH: 'off' })).toBe(
+      'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two',
+    );
+  });
+});

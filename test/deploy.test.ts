@@ -1,0 +1,139 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { Service } from 'kubernetes-models/v1';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { composeSupergraph } from '../deploy/compose/compose-supergraph.ts';
+import { startFacade } from './helpers/facade.ts';
+import { startUpstream } from './helpers/upstream.ts';
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any };
+// The kinds deploy/ uses; a manifest of any other kind fails until it is added here.
+const models: Record<string, new (object: any) => { validate(): void }> = {
+  'apps/v1/Deployment': Deployment,
+  'v1/Service': Service,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+};
+type EnvVar = { name: string; value?: string; valueFrom?: unknown };
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+function parseYaml(path: string): any[] {
+  return parseAllDocuments(read(path)).map((doc) => {
+    expect(doc.errors, path).toEqual([]);
+    return doc.toJS();
+  });
+}
+
+const kubernetesDir = 'deploy/kubernetes';
+const files = readdirSync(new URL(`../${kubernetesDir}/`, import.meta.url)).filter((f) => f.endsWith('.yaml'));
+const manifests = files
+  .filter((file) => file !== 'kustomization.yaml')
+  .flatMap((file) => parseYaml(`${kubernetesDir}/${file}`).map((object: Manifest) => ({ file, object })));
+const find = (kind: string, name = 'pim-graphql-facade') =>
+  manifests.find(({ object }) => object.kind === kind && object.metadata.name === name)!.object;
+const deployment = find('Deployment');
+const container = deployment.spec.template.spec.containers[0];
+const compose = parseYaml('deploy/compose/compose.yaml')[0];
+
+// The server's settings, as its README table lists them (a test keeps that table and the schema equal).
+const settings = new Set([...read('README.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
+// Read by Node itself, not by the server: the heap flags.
+const runtimeVariables = new Set(['NODE_OPTIONS']);
+const envOf = (vars: EnvVar[]) =>
+  // A Secret's value is only known in the cluster: a placeholder stands in for it.
+  Object.fromEntries(vars.map(({ name, value, valueFrom }) => [name, valueFrom ? 'from-a-secret' : value!]));
+
+describe('Kubernetes manifests', () => {
+  it.each(manifests.map(({ file, object }) => [`${file}: ${object.kind} ${object.metadata.name}`, object] as const))(
+    '%s validates against the Kubernetes schema',
+    (_, object) => {
+      const Model = models[`${object.apiVersion}/${object.kind}`];
+      expect(Model, `a model for ${object.apiVersion} ${object.kind}`).toBeDefined();
+      expect(() => new Model!(object).validate()).not.toThrow();
+    },
+  );
+
+  it('the validator refuses a wrongly typed field, so the check above is not vacuous', () => {
+    const broken = structuredClone(deployment);
+    broken.spec.template.spec.containers[0].readinessProbe.httpGet.path = 5;
+    expect(() => new Deployment(broken as IDeployment).validate()).toThrow(/path must be string/);
+  });
+
+  it('kustomization.yaml lists every manifest', () => {
+    const [kustomization] = parseYaml(`${kubernetesDir}/kustomization.yaml`);
+    expect([...kustomization.resources].sort()).toEqual(files.filter((f) => f !== 'kustomization.yaml').sort());
+  });
+
+  it('sets only real settings of the server, with values it accepts', () => {
+    const names = container.env.map((v: EnvVar) => v.name);
+    expect(names.filter((name: string) => !settings.has(name) && !runtimeVariables.has(name))).toEqual([]);
+    expect(() => loadConfig(envOf(container.env))).not.toThrow();
+    expect(container.env.find((v: EnvVar) => v.name === 'PIM_API_KEY').valueFrom.secretKeyRef).toBeDefined();
+  });
+
+  it('probes a port the server listens on, at paths the real server answers', async () => {
+    const config = loadConfig(envOf(container.env));
+    const port = container.ports.find((p: { name: string }) => p.name === container.readinessProbe.httpGet.port);
+    expect(port.containerPort).toBe(config.port);
+    expect(container.livenessProbe.httpGet.port).toBe(port.name);
+    const service = find('Service');
+    expect(service.spec.ports[0].targetPort).toBe(port.name);
+
+    const upstream = await startUpstream();
+    const facade = await startFacade(upstream.url);
+    try {
+      expect((await fetch(`${facade.url}${container.livenessProbe.httpGet.path}`)).status).toBe(200);
+      expect((await fetch(`${facade.url}${container.startupProbe.httpGet.path}`)).status).toBe(200);
+      const readiness = await fetch(`${facade.url}${container.readinessProbe.httpGet.path}`);
+      expect([readiness.status, await readiness.json()]).toEqual([200, { status: 'ready' }]);
+    } finally {
+      await facade.close();
+      await upstream.close();
+    }
+  });
+
+  it('gives SIGTERM room: grace period covers the preStop pause, SHUTDOWN_GRACE_MS and the 5 s exit margin', () => {
+    const { http } = loadConfig(envOf(container.env));
+    const pause = container.lifecycle.preStop.sleep.seconds;
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
+      pause + http.shutdownGraceMs! / 1000 + 5,
+    );
+  });
+
+  it('runs as non-root on a read-only root filesystem, with the heap flags the image sets', () => {
+    const pod = deployment.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    expect(container.resources.limits.memory).toMatch(/^\d+Mi$/);
+    const imageFlags = read('Dockerfile').match(/NODE_OPTIONS="([^"]+)"/)![1];
+    expect(envOf(container.env).NODE_OPTIONS).toBe(imageFlags);
+  });
+
+  it('HPA and PodDisruptionBudget point at the Deployment and its pods', () => {
+    expect(find('HorizontalPodAutoscaler').spec.scaleTargetRef.name).toBe(deployment.metadata.name);
+    const labels = deployment.spec.template.metadata.labels;
+    expect(labels).toMatchObject(find('PodDisruptionBudget').spec.selector.matchLabels);
+    expect(labels).toMatchObject(find('Service').spec.selector);
+    const redis = find('Service', 'pim-graphql-facade-redis');
+    expect(envOf(container.env).REDIS_URL).toBe(`redis://${redis.metadata.name}:${redis.spec.ports[0].port}`);
+  });
+});
+
+describe('compose fleet', () => {
+  it('runs two façade replicas with real settings of the server, behind the gateway', () => {
+    const { facade, gateway } = compose.services;
+    expect(facade.deploy.replicas).toBe(2);
+    expect(Object.keys(facade.environment).filter((name) => !settings.has(name))).toEqual([]);
+    expect(() => loadConfig(facade.environment)).not.toThrow();
+    expect(facade.environment.FEDERATION_SDL).toBe('true');
+    expect(gateway.depends_on.facade.condition).toBe('service_healthy');
+  });
+
+  it('gives the gateway the supergraph composed from the current schema', async () => {
+    expect(read('deploy/compose/supergraph.graphql')).toBe(await composeSupergraph());
+  });
+});
