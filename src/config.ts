@@ -217,6 +217,8 @@ function unsafeCombination(e: Settings): string | undefined {
   }
   if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off')
     return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';
+  if (e.PERSISTED_DOCUMENTS_ONLY && !e.PERSISTED_DOCUMENTS_PATH)
+    return 'PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH, the manifest of the documents allowed';
   return undefined;
 }
 

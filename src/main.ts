@@ -2,13 +2,13 @@ import './check-node.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { createMetricsServer } from './http/metrics-server.ts';
 import { createServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { API_PREFIX } from './pim/endpoints.ts';
 
-const config = configOrExit();
+const config = orExit(() => loadConfig());
 const logger = createLogger(config.logLevel);
 // Loaded only when served, and on a loopback listener of its own: production never carries it.
 const demo = config.demo ? await (await import('./demo/service.ts')).listenDemoService() : undefined;
@@ -16,7 +16,8 @@ const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true
 if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
 const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;
 
-const app = createApp({ ...config, pimBaseUrl }, logger);
+// Building the app reads files named by settings (the trusted-document manifest): same one-line refusal.
+const app = orExit(() => createApp({ ...config, pimBaseUrl }, logger));
 const server = createServer(app, config.http);
 const metrics =
   config.metricsPort !== undefined && config.metricsPath
@@ -43,9 +44,10 @@ async function shutdown(signal: string): Promise<void> {
   process.exit(0);
 }
 
-function configOrExit(): Config {
+/** Runs a start-up step; a ConfigError stops the process with its one line, anything else throws. */
+function orExit<T>(step: () => T): T {
   try {
-    return loadConfig();
+    return step();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(error.message);

@@ -38,3 +38,13 @@ export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status !== 'ready') return void redis.disconnect();
   await redis.quit().catch(() => redis.disconnect());
 }
+
+/** Wraps `report` so it is told at most once per `intervalMs`: Redis being away fails every command. */
+export function throttled(report: (error: Error) => void, intervalMs: number): (error: Error) => void {
+  let reportedAt = -Infinity;
+  return (error) => {
+    if (Date.now() - reportedAt < intervalMs) return;
+    reportedAt = Date.now();
+    report(error);
+  };
+}

@@ -44,7 +44,8 @@ describe('loadConfig', () => {
   });
 
   it('reads every setting: a valid value other than the default changes the configuration', () => {
-    const base = { PIM_BASE_URL: 'http://base.example' };
+    // Settings that only make sense together with another get that other one here.
+    const base = { PIM_BASE_URL: 'http://base.example', PERSISTED_DOCUMENTS_PATH: 'manifest.json' };
     const defaults = JSON.stringify(loadConfig(base));
     for (const name of Object.keys(settings.shape)) {
       const tried = [...urlCandidates, ...candidates].filter((value) => {

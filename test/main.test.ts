@@ -140,6 +140,14 @@ describe('start-up refusals: exit code 1 and one line on stderr', () => {
     });
   });
 
+  it('a trusted-document manifest that cannot be read', async () => {
+    const { code, stderr } = await refused({ PERSISTED_DOCUMENTS_PATH: 'no-such-manifest.json' });
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      expect.stringMatching(/^PERSISTED_DOCUMENTS_PATH no-such-manifest\.json cannot be read as JSON: ENOENT/),
+    ]);
+  });
+
   it('production without PIM_BASE_URL', async () => {
     expect(await refused({ NODE_ENV: 'production' })).toEqual({
       code: 1,

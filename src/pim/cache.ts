@@ -1,5 +1,5 @@
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
-import { closeRedis, createRedis } from '../redis.ts';
+import { closeRedis, createRedis, throttled } from '../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, GetResult } from './cache-store.ts';
 import type { Answer } from './types.ts';
@@ -100,14 +100,4 @@ function byteLength(body: GetResult['body']): number | undefined {
   if (typeof body === 'string' || Buffer.isBuffer(body)) return Buffer.byteLength(body);
   if (!Array.isArray(body)) return undefined;
   return body.reduce<number>((sum, chunk: Buffer | string) => sum + Buffer.byteLength(chunk), 0);
-}
-
-// Redis failing means every lookup fails: one report per interval says so without flooding the log.
-function throttled(report: (error: Error) => void, intervalMs: number) {
-  let reportedAt = -Infinity;
-  return (error: Error) => {
-    if (Date.now() - reportedAt < intervalMs) return;
-    reportedAt = Date.now();
-    report(error);
-  };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Kind, parse } from 'graphql';
+import { ConfigError } from '../config.ts';
 
 /** The trusted documents: what GraphQL Code Generator's client preset writes with `persistedDocuments`. */
 export interface Manifest {
@@ -30,16 +31,16 @@ export function documentHash(id: unknown): string | undefined {
  * SHA-256 of its document, so a manifest made with another hash fails here, not per request.
  */
 export function loadManifest(path: string): Manifest {
-  const entries: unknown = JSON.parse(readFileSync(path, 'utf8'));
+  const entries = readJson(path);
   if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
-    throw new Error(`PERSISTED_DOCUMENTS_PATH ${path} is not a JSON object of document id -> document`);
+    throw new ConfigError(`PERSISTED_DOCUMENTS_PATH ${path} is not a JSON object of document id -> document`);
   }
   const documents = new Map<string, string>();
   const operationNames = new Set<string>();
   for (const [id, document] of Object.entries(entries)) {
     const hash = documentHash(id);
     if (typeof document !== 'string' || hash !== sha256Hex(document)) {
-      throw new Error(`PERSISTED_DOCUMENTS_PATH ${path}: entry ${id} is not a document whose SHA-256 is its id`);
+      throw new ConfigError(`PERSISTED_DOCUMENTS_PATH ${path}: entry ${id} is not a document whose SHA-256 is its id`);
     }
     documents.set(hash, document);
     for (const definition of parse(document).definitions) {
@@ -47,4 +48,13 @@ export function loadManifest(path: string): Manifest {
     }
   }
   return { documents, operationNames };
+}
+
+// A missing or broken file stops the start with one line, as a bad setting does.
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`PERSISTED_DOCUMENTS_PATH ${path} cannot be read as JSON: ${(error as Error).message}`);
+  }
 }

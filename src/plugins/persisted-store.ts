@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { closeRedis, createRedis, throttled } from '../redis.ts';
 
 /** Where automatic persisted queries keep documents by their SHA-256 (hex); a failure is a miss. */
 export interface DocumentStore {
@@ -44,7 +44,8 @@ function createMemoryStore({ maxDocuments, maxBytes, maxDocumentBytes, ttlMs }: 
   };
 }
 
-const keyPrefix = 'graphql:apq:';
+// Below the `pim-graphql:` prefix every Redis key of the service has.
+const keyPrefix = 'apq:';
 
 function createRedisStore({
   redisUrl,
@@ -53,16 +54,8 @@ function createRedisStore({
   ttlMs,
   onError,
 }: DocumentStoreOptions & { redisUrl: string }): DocumentStore {
-  // While Redis is down every command fails at once (a miss) instead of waiting in a queue.
-  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1_000 });
-  let reportedAt = 0;
-  // One report per 10 s says Redis is failing without flooding the log.
-  const report = (error: Error) => {
-    if (Date.now() - reportedAt < 10_000) return;
-    reportedAt = Date.now();
-    onError(error);
-  };
-  redis.on('error', report);
+  const report = throttled(onError, 10_000);
+  const redis = createRedis(redisUrl, report);
   return {
     async get(hash) {
       try {
@@ -76,6 +69,6 @@ function createRedisStore({
       if (Buffer.byteLength(document) > Math.min(maxDocumentBytes ?? maxBytes, maxBytes)) return;
       await redis.set(keyPrefix + hash, document, 'PX', ttlMs).catch(report);
     },
-    close: async () => redis.disconnect(),
+    close: () => closeRedis(redis),
   };
 }

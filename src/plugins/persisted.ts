@@ -105,7 +105,6 @@ export function createPersistedDocuments({
   only: boolean;
   apq: DocumentStoreOptions | false;
 }): PersistedDocuments {
-  if (only && !path) throw new Error('PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH');
   const manifest = path === undefined ? undefined : loadManifest(path);
   const store = apq && !only ? createDocumentStore(apq) : undefined;
   return {
