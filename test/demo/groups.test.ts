@@ -11,6 +11,17 @@ const group = (id: string, query = '') => demo.get(`/classifications/ECLASS-DEMO
 const ids = (body: any): string[] => body.data.map((g: any) => g.classificationGroupId);
 
 describe('reading a classification group', () => {
+  it('leaves out a description the data lacks instead of sending an entry without a value', async () => {
+    const { body } = await demo.get('/classifications/LIFESTYLE-DEMO/groups/LS-010000?languageId=en');
+    expect(body.data[0].longDescriptions).toEqual([]);
+    const all = await demo.get('/classifications/LIFESTYLE-DEMO/groups/LS-010000');
+    expect(all.body.data[0].longDescriptions).toEqual([]);
+    expect(all.body.data[0].shortDescription).toEqual([
+      { languageId: 'en', value: 'Home Decor' },
+      { languageId: 'de', value: 'Dekoration' },
+    ]);
+  });
+
   it('returns only the group when levels is absent, as the documented record', async () => {
     const { status, body } = await group('MC-050000', '?languageId=de');
     expect(status).toBe(200);
