@@ -58,7 +58,7 @@ export function useAbuseLimits({
         }),
       );
       // Added after Armor so it wraps Armor's token-counting parser too.
-      addPlugin(useStackGuard());
+      addPlugin(useValidationGuard());
     },
     onResultProcess: ({ result }) => keepRefusalStatus(result),
     onValidate({ addValidationRule }) {
@@ -70,9 +70,11 @@ export function useAbuseLimits({
 /**
  * graphql-js parses and validates recursively: a document nested deeper than the stack allows
  * (possible once the token limit is raised) would be a RangeError and a 500. It is a refusal.
+ * So is graphql-js giving up on a document whose fields are too many to compare for overlaps.
  */
-function useStackGuard(): Plugin {
+function useValidationGuard(): Plugin {
   const tooDeep = (code: string) => refusal('The document is nested too deeply', code);
+  const tooBig = refusal('The operation has too many fields to validate; split it up', 'GRAPHQL_VALIDATION_FAILED');
   return {
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
@@ -86,7 +88,8 @@ function useStackGuard(): Plugin {
     onValidate({ validateFn, setValidationFn }) {
       setValidationFn((...args) => {
         try {
-          return validateFn(...args);
+          const errors = validateFn(...args);
+          return errors.some(isAborted) ? [tooBig] : errors;
         } catch (error) {
           if (error instanceof RangeError) return [tooDeep('GRAPHQL_VALIDATION_FAILED')];
           throw error;
@@ -95,3 +98,6 @@ function useStackGuard(): Plugin {
     },
   };
 }
+
+// graphql-js' own abort error (its message without the error-count prefix) carries no code to tell it by.
+const isAborted = (error: GraphQLError) => error.message === 'Validation aborted.' && !error.extensions.code;
