@@ -14,5 +14,3 @@ const redact = [
 export function createLogger(level: string): Logger {
   return pino({ level, redact: { paths: redact, censor: '[redacted]' } });
 }
-
-export type { Logger };

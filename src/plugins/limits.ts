@@ -15,18 +15,19 @@ function reject(context: ValidationContext | null, error: GraphQLError): void {
 }
 const callbacks = { onReject: [reject], propagateOnRejection: false, exposeLimits: true };
 
-/** Limits on the shape of one operation; every one is on by default. */
+/** Limits on the shape of one operation (GRAPHQL_MAX_* settings). */
 export interface AbuseLimits extends CostOptions {
-  /** Field nesting, fragments flattened; introspection not counted. @default 10 */
-  maxDepth?: number;
-  /** @default 15 */
-  maxAliases?: number;
-  /** Lexer tokens of the whole document, checked while parsing. @default 1000 */
-  maxTokens?: number;
-  /** @default 50 */
-  maxDirectives?: number;
-  /** Hide "Did you mean ..." suggestions, which would name fields. @default true */
-  blockSuggestions?: boolean;
+  /** Field nesting, fragments flattened; introspection not counted. */
+  maxDepth: number;
+  maxAliases: number;
+  /** Lexer tokens of the whole document, checked while parsing. */
+  maxTokens: number;
+  maxDirectives: number;
+}
+
+export interface AbuseLimitsOptions extends AbuseLimits {
+  /** Hide "Did you mean ..." suggestions, which would name fields. */
+  blockSuggestions: boolean;
 }
 
 /**
@@ -35,13 +36,13 @@ export interface AbuseLimits extends CostOptions {
  * The cap on distinct upstream calls per request lives with the loaders, where calls are known.
  */
 export function useAbuseLimits({
-  maxDepth = 10,
-  maxAliases = 15,
-  maxTokens = 1_000,
-  maxDirectives = 50,
-  blockSuggestions = true,
+  maxDepth,
+  maxAliases,
+  maxTokens,
+  maxDirectives,
+  blockSuggestions,
   ...cost
-}: AbuseLimits = {}): Plugin {
+}: AbuseLimitsOptions): Plugin {
   const costRule = createCostRule(cost);
   return {
     onPluginInit({ addPlugin }) {
