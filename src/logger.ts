@@ -10,7 +10,10 @@ const redact = [
   'apiKey',
 ];
 
-/** The process-wide JSON logger. */
+/**
+ * The process-wide JSON logger, on stdout. Writes are asynchronous (lines written while one write
+ * is in flight go out together) and flushed synchronously when the process exits.
+ */
 export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: redact, censor: '[redacted]' } });
+  return pino({ level, redact: { paths: redact, censor: '[redacted]' } }, pino.destination({ sync: false }));
 }
