@@ -29,7 +29,7 @@ export function table(header: string[], lines: string[][]): string {
 const cpu = (s: Sample) => s.cpuUsPerRequest;
 
 /** Per scenario: every target's medians, its CPU against the floor's, and its worst RSS. */
-export function scenarioTables(samples: Samples): string {
+function scenarioTables(samples: Samples): string {
   const header = [
     'target',
     'CPU µs/req',
@@ -70,7 +70,7 @@ export function scenarioTables(samples: Samples): string {
 }
 
 /** The CPU per request each feature adds: the façade's median minus the median without it. */
-export function billOfCosts(
+function billOfCosts(
   byTarget: Map<string, Sample[]>,
   features: { feature: string; target: string; adds?: boolean }[],
   inProcess: Record<string, number>,
@@ -89,10 +89,56 @@ export function billOfCosts(
 }
 
 /** Where the façade's memory is: RSS against V8's heap, its young generation and off-heap buffers. */
-export function memoryLine(name: string, m: Stats['memory']): string {
+function memoryLine(name: string, m: Stats['memory']): string {
   return (
     `${name}: RSS ${MB(m.rss)} MB = heap total ${MB(m.heapTotal)} MB (used ${MB(m.heapUsed)}, ` +
     `young generation ${MB(m.newSpace)}) + external ${MB(m.external)} MB (array buffers ${MB(m.arrayBuffers)}) + the rest ` +
     `(code, native heap, the binary) ${MB(m.rss - m.heapTotal - m.external)} MB`
   );
+}
+
+/** The scenario the bill of costs and the heap candidates are measured in. */
+export const VARIABLES = 'distinct ids as variables';
+
+/** Every table of a run: scenarios, added latency, bill of costs, memory (those the run has). */
+export function summary(
+  samples: Samples,
+  costs: { feature: string; target: string; adds?: boolean }[],
+  inProcess: Record<string, number>,
+  idle: Map<string, number>,
+): string {
+  const parts = [scenarioTables(samples)];
+  const rest = median(samples.get('direct REST call')!.get('upstream')!, (s) => s.p50);
+  const one = samples.get('one connection');
+  if (one) {
+    const added = (t: string) => median(one.get(t)!, (s) => s.p50) - rest;
+    const lines = [
+      ['floor', added('floor')],
+      ['façade', added('façade')],
+      ['façade − floor', added('façade') - added('floor')],
+    ];
+    parts.push('### One connection: p50 added over a direct REST call');
+    parts.push(
+      table(
+        ['target', 'p50 added ms'],
+        lines.map(([t, ms]) => [String(t), fixed(Number(ms), 3)]),
+      ),
+    );
+  }
+  const variables = samples.get(VARIABLES);
+  if (variables)
+    parts.push(`### Bill of costs (${VARIABLES}, 50 connections)`, billOfCosts(variables, costs, inProcess));
+  parts.push(
+    '### Memory',
+    table(
+      ['target', 'idle RSS MB'],
+      [...idle].map(([t, rss]) => [t, MB(rss)]),
+    ),
+  );
+  for (const [scenario, byTarget] of samples) {
+    if (!scenario.startsWith('200') && !scenario.startsWith('browsing')) continue;
+    const lines = [...byTarget].map(([target, runs]) => `- ${memoryLine(target, runs.at(-1)!.memory)}`);
+    parts.push(`At the end of the last "${scenario}" run:\n${lines.join('\n')}`);
+  }
+  return parts.join('\n\n');
 }

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { load, startServer, type LoadOptions, type ServerProcess } from './load.ts';
 import { measureInProcess } from './micro.ts';
-import { billOfCosts, median, memoryLine, scenarioTables, table, type Sample, type Samples } from './report.ts';
+import { summary, VARIABLES, type Sample, type Samples } from './report.ts';
 import { freshId, scenarios, withVariables, type Target } from './scenarios.ts';
 
 const { values } = parseArgs({
@@ -18,13 +18,19 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1' },
-    'heap-flags': { type: 'string', default: '--max-semi-space-size=2 --max-old-space-size=160' },
+    // Node flags of the capped façade; several candidates separated by ';' run side by side.
+    'heap-flags': {
+      type: 'string',
+      default: '--max-semi-space-size=8 --max-old-space-size=192;--max-semi-space-size=4 --max-old-space-size=128',
+    },
+    // Scenarios whose name contains one of these ';'-separated parts; the rest are skipped.
+    only: { type: 'string', default: '' },
   },
 });
 const rounds = values.quick ? 2 : Number(values.rounds);
 const duration = values.quick ? 1 : Number(values.duration);
 const warmup = values.quick ? 0.5 : Number(values.warmup);
-const heapFlags = values['heap-flags'].split(' ').filter(Boolean);
+const heapFlags = values['heap-flags'].split(';').map((flags) => flags.split(' ').filter(Boolean));
 
 // Each feature of the bill of costs, and the target that runs the façade without it.
 const bill: { feature: string; target: string; env?: Record<string, string>; off?: Target['off'] }[] = [
@@ -35,7 +41,7 @@ const bill: { feature: string; target: string; env?: Record<string, string>; off
   { feature: 'coalescing', target: 'façade, PIM_COALESCE=false', env: { PIM_COALESCE: 'false' } },
   { feature: 'HTTP cache', target: 'façade, PIM_CACHE=false', env: { PIM_CACHE: 'false' } },
 ];
-const capped = `façade, ${heapFlags.join(' ')}`;
+const capped = heapFlags.map((flags) => `façade, ${flags.join(' ')}`);
 
 async function measure(server: ServerProcess, upstream: ServerProcess, options: LoadOptions): Promise<Sample> {
   await load({ ...options, duration: warmup }, false);
@@ -72,7 +78,7 @@ const targets: Target[] = [
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
   },
   ...bill.map(({ target, env, off }): Target => ({ name: target, kind: 'facade', env, off })),
-  { name: capped, kind: 'facade', flags: heapFlags },
+  ...heapFlags.map((flags, i): Target => ({ name: capped[i]!, kind: 'facade', flags })),
 ];
 const servers = new Map<string, ServerProcess>();
 try {
@@ -81,7 +87,7 @@ try {
   }
   await sleep(2_000);
   const idle = new Map<string, number>();
-  for (const name of ['floor', 'façade', capped]) idle.set(name, (await servers.get(name)!.stats()).rss);
+  for (const name of ['floor', 'façade', ...capped]) idle.set(name, (await servers.get(name)!.stats()).rss);
   // Every target gets the same JIT warm-up first: a target measured in one scenario only must not
   // be compared colder than the façade, which runs them all.
   for (const server of servers.values()) {
@@ -89,7 +95,10 @@ try {
     await load({ ...post(server, body, 50), duration: 4 * warmup }, false);
   }
 
-  const plan = scenarios([targets[2]!.name, ...bill.map((b) => b.target)], capped);
+  const only = values.only.split(';').filter(Boolean);
+  const plan = scenarios([targets[2]!.name, ...bill.map((b) => b.target)], capped).filter(
+    (s) => only.length === 0 || only.some((part) => s.name.includes(part)),
+  );
   const samples: Samples = new Map([['direct REST call', new Map([['upstream', []]])]]);
   for (const { name, targets: names } of plan) samples.set(name, new Map(names.map((t) => [t, []])));
   for (let round = 0; round < rounds; round++) {
@@ -120,36 +129,11 @@ try {
       }
     }
   }
-  const inProcess = await measureInProcess(values.quick ? 20_000 : 100_000);
-  const restP50 = median(samples.get('direct REST call')!.get('upstream')!, (s) => s.p50);
-  const one = samples.get('one connection')!;
-  const added = (t: string) => median(one.get(t)!, (s) => s.p50) - restP50;
-  const at200 = samples.get('200 connections')!;
-  const lastMemory = (t: string) => at200.get(t)!.at(-1)!.memory;
+  const inProcess = samples.has(VARIABLES) ? await measureInProcess(values.quick ? 20_000 : 100_000) : {};
+  const costs = [...bill, { feature: 'tracing, exporter set', target: targets[2]!.name, adds: true }];
   const output = [
     `Node ${process.version}, ${rounds} rounds of ${duration} s (after ${warmup} s warm-up) per target and scenario; medians.`,
-    scenarioTables(samples),
-    '### One connection: p50 added over a direct REST call',
-    table(
-      ['target', 'p50 added ms'],
-      [
-        ['floor', added('floor').toFixed(3)],
-        ['façade', added('façade').toFixed(3)],
-        ['façade − floor', (added('façade') - added('floor')).toFixed(3)],
-      ],
-    ),
-    '### Bill of costs (distinct ids as variables, 50 connections)',
-    billOfCosts(
-      samples.get('distinct ids as variables')!,
-      [...bill, { feature: 'tracing, exporter set', target: targets[2]!.name, adds: true }],
-      inProcess,
-    ),
-    '### Memory',
-    table(
-      ['target', 'idle RSS MB'],
-      [...idle].map(([t, rss]) => [t, (rss / 2 ** 20).toFixed(0)]),
-    ),
-    `At the end of the 200-connection runs:\n- ${memoryLine('façade', lastMemory('façade'))}\n- ${memoryLine(capped, lastMemory(capped))}`,
+    summary(samples, costs, inProcess, idle),
   ].join('\n\n');
   console.log(output);
   const at = new Date().toISOString().replace(/[:.]/g, '-');
