@@ -31,8 +31,11 @@ export async function startServer(
   nodeFlags: string[] = [],
 ): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
+  // `NAME=value` among the flags is an environment variable of the process (MALLOC_ARENA_MAX=2).
+  const env = Object.fromEntries(nodeFlags.filter((f) => !f.startsWith('-')).map((f) => f.split('=', 2)));
   const child: ChildProcess = fork(entry, [kind, JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags.filter((f) => f.startsWith('-'))],
+    env: { ...process.env, ...env },
     // Log lines go through the real logger to a real file descriptor, and are thrown away there.
     stdio: ['ignore', devNull, 'inherit', 'ipc'],
   });
