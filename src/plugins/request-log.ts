@@ -24,6 +24,8 @@ export function requestIdOf(request: Request): string {
  */
 export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}): Plugin {
   const started = new WeakMap<Request, { at: number; path: string; operations: string[] }>();
+  // The line's fields are fixed and carry no header, so redaction (half the cost of a line) is off for it.
+  const log = logger?.child({}, { redact: [] });
   return {
     // Yoga has parsed the URL already: its path is taken here rather than parsed again per line.
     onRequest({ request, url }) {
@@ -37,8 +39,8 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       const reqId = requestIdOf(request);
       response.headers.set('x-request-id', reqId);
       const entry = started.get(request);
-      if (!logger || !entry) return;
-      logger.info(
+      if (!log || !entry) return;
+      log.info(
         {
           reqId,
           method: request.method,
