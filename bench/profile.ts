@@ -63,7 +63,12 @@ for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(
 // The same self time by package (or by our own file), which is where a fix would go.
 const byPackage = new Map<string, number>();
 for (const { hitCount, callFrame: f } of nodes) {
+  // undici's cache interceptor and store are the HTTP cache, not the HTTP client: counted apart.
+  const cache = /undici\/lib\/(?:interceptor\/cache|cache|util\/cache|handler\/cache)/.test(f.url)
+    ? 'undici (HTTP cache)'
+    : undefined;
   const pkg =
+    cache ??
     /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f.url)?.[1] ??
     /\/(src\/.*)$/.exec(f.url)?.[1] ??
     (f.url.startsWith('node:') ? 'node' : f.url || f.functionName);
