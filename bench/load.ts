@@ -6,6 +6,8 @@ import autocannon from 'autocannon';
 
 export interface Stats {
   served: number;
+  /** Requests served by each server of a process that runs several. */
+  servedBy: number[];
   cpu: NodeJS.CpuUsage;
   rss: number;
   peakRss: number;
@@ -22,6 +24,8 @@ export interface ServerProcess {
   stats(gc?: boolean): Promise<Stats>;
   send(message: object): void;
   stop(): Promise<void>;
+  /** The `i`th server of a process that runs several: its own URL and request count. */
+  part(i: number): ServerProcess;
 }
 
 /** Forks `bench/server.ts` for `kind` and resolves once it listens on loopback. */
@@ -39,8 +43,8 @@ export async function startServer(
     // Log lines go through the real logger to a real file descriptor, and are thrown away there.
     stdio: ['ignore', devNull, 'inherit', 'ipc'],
   });
-  const [ready] = (await once(child, 'message')) as [{ url: string }];
-  return {
+  const [ready] = (await once(child, 'message')) as [{ url: string; urls: string[] }];
+  const whole: ServerProcess = {
     url: ready.url,
     async stats(gc = false) {
       child.send({ type: 'stats', gc });
@@ -49,11 +53,21 @@ export async function startServer(
     },
     send: (message) => void child.send(message),
     async stop() {
+      if (!child.connected) return;
       const exited = once(child, 'exit');
       child.disconnect();
       await exited;
     },
+    part: (i) => ({
+      ...whole,
+      url: ready.urls[i]!,
+      stats: async (gc) => {
+        const stats = await whole.stats(gc);
+        return { ...stats, served: stats.servedBy[i]! };
+      },
+    }),
   };
+  return whole;
 }
 
 export interface LoadOptions {

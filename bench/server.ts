@@ -13,9 +13,13 @@ import { createFloor } from './floor.ts';
 import { createBenchUpstream, createCollectorStub } from './upstream.ts';
 import { createAppWithout, type BenchFeature } from './variant.ts';
 
-type Kind = 'upstream' | 'collector' | 'facade' | 'floor';
+type Kind = 'upstream' | 'collector' | 'facade' | 'floor' | 'variants';
+interface Variant {
+  env?: Record<string, string>;
+  off?: BenchFeature[];
+}
 const [kind, json = '{}'] = process.argv.slice(2) as [Kind, string?];
-const options = JSON.parse(json) as { upstreamUrl?: string; env?: Record<string, string>; off?: BenchFeature[] };
+const options = JSON.parse(json) as { upstreamUrl?: string; variants?: Variant[] } & Variant;
 
 let served = 0;
 let peakRss = 0;
@@ -24,28 +28,34 @@ setInterval(sampleRss, 25).unref();
 
 // The façade as `npm start` runs it in production: same node:http server, the real logger on
 // stdout (which the bench points at /dev/null), every other setting at its default.
-function facade(): Server {
+function facade({ env, off = [] }: Variant): Server {
   const pimBaseUrl = options.upstreamUrl!;
-  const env = { NODE_ENV: 'production', PIM_BASE_URL: pimBaseUrl, ...options.env };
-  const config = loadConfig(env);
-  const app = createAppWithout({ ...config, pimBaseUrl }, createLogger(config.logLevel), options.off ?? []);
+  const config = loadConfig({ NODE_ENV: 'production', PIM_BASE_URL: pimBaseUrl, ...env });
+  const app = createAppWithout({ ...config, pimBaseUrl }, createLogger(config.logLevel), off);
   return createFacadeServer(app, config.http);
 }
 
-const servers: Record<Kind, () => Server> = {
-  upstream: () => createServer(createBenchUpstream()),
-  collector: () => createServer(createCollectorStub()),
-  facade,
+const servers: Record<Kind, () => Server[]> = {
+  upstream: () => [createServer(createBenchUpstream())],
+  collector: () => [createServer(createCollectorStub())],
+  facade: () => [facade(options)],
+  // Several façades in one process, one port each: the bill compares them with one heap and one JIT.
+  variants: () => options.variants!.map(facade),
   // As many upstream connections as the façade's default PIM_MAX_CONCURRENCY.
-  floor: () => createServer(createFloor(options.upstreamUrl!, 16)),
+  floor: () => [createServer(createFloor(options.upstreamUrl!, 16))],
 };
-const server = servers[kind]();
-server.on('request', () => served++);
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.send!({ type: 'ready', url: `http://127.0.0.1:${port}` });
-});
+const listening = servers[kind]();
+const servedBy = listening.map(() => 0);
+const urls = await Promise.all(
+  listening.map((server, i) => {
+    server.on('request', () => (served++, servedBy[i]!++));
+    server.keepAliveTimeout = 60_000;
+    return new Promise<string>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+    );
+  }),
+);
+process.send!({ type: 'ready', url: urls[0], urls });
 process.on('message', (m: { type: string; gc?: boolean }) => {
   if (m.type !== 'stats') return;
   sampleRss();
@@ -54,6 +64,7 @@ process.on('message', (m: { type: string; gc?: boolean }) => {
   process.send!({
     type: 'stats',
     served,
+    servedBy,
     cpu: process.cpuUsage(),
     rss: process.memoryUsage.rss(),
     memory: { ...process.memoryUsage(), newSpace },
