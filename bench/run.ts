@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { load, startServer, type LoadOptions, type ServerProcess } from './load.ts';
 import { measureInProcess } from './micro.ts';
 import { BASELINE, summary, VARIABLES, type Sample, type Samples } from './report.ts';
-import { freshId, scenarios, withVariables, type Target } from './scenarios.ts';
+import { bill, freshId, scenarios, withVariables, type Target } from './scenarios.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,15 +33,6 @@ const duration = values.quick ? 1 : Number(values.duration);
 const warmup = values.quick ? 0.5 : Number(values.warmup);
 const heapFlags = values['heap-flags'].split(';').map((flags) => flags.split(' ').filter(Boolean));
 
-// Each feature of the bill of costs, and the target that runs the façade without it.
-const bill: { feature: string; target: string; env?: Record<string, string>; off?: Target['off'] }[] = [
-  { feature: 'log line', target: 'façade, LOG_LEVEL=warn', env: { LOG_LEVEL: 'warn' } },
-  { feature: 'metrics', target: 'façade without metrics', off: ['metrics'] },
-  { feature: 'abuse limits and the cost rule', target: 'façade without limits', off: ['limits'] },
-  { feature: 'security plugin', target: 'façade without security', off: ['security'] },
-  { feature: 'coalescing', target: 'façade, PIM_COALESCE=false', env: { PIM_COALESCE: 'false' } },
-  { feature: 'HTTP cache', target: 'façade, PIM_CACHE=false', env: { PIM_CACHE: 'false' } },
-];
 const capped = heapFlags.map((flags) => `façade, ${flags.join(' ')}`);
 
 async function measure(server: ServerProcess, upstream: ServerProcess, options: LoadOptions): Promise<Sample> {

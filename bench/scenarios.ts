@@ -10,6 +10,16 @@ export interface Target {
   flags?: string[];
 }
 
+/** Each feature of the bill of costs, and the target that runs the façade without it. */
+export const bill: { feature: string; target: string; env?: Record<string, string>; off?: Target['off'] }[] = [
+  { feature: 'log line', target: 'façade, LOG_LEVEL=warn', env: { LOG_LEVEL: 'warn' } },
+  { feature: 'metrics', target: 'façade without metrics', off: ['metrics'] },
+  { feature: 'abuse limits and the cost rule', target: 'façade without limits', off: ['limits'] },
+  { feature: 'security plugin', target: 'façade without security', off: ['security'] },
+  { feature: 'coalescing', target: 'façade, PIM_COALESCE=false', env: { PIM_COALESCE: 'false' } },
+  { feature: 'HTTP cache', target: 'façade, PIM_CACHE=false', env: { PIM_CACHE: 'false' } },
+];
+
 /** One load shape; `targets` names the targets it runs against (direct REST is run apart). */
 export interface Scenario {
   name: string;
