@@ -1,15 +1,21 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 export interface Stats {
   served: number;
+  /** Requests served by each server of a process that runs several. */
+  servedBy: number[];
   cpu: NodeJS.CpuUsage;
   rss: number;
-  heapUsed: number;
   peakRss: number;
+  /** process.memoryUsage() and the young generation's size, to tell heap from off-heap memory. */
+  memory: NodeJS.MemoryUsage & { newSpace: number };
 }
+
+const devNull = openSync('/dev/null', 'w');
 
 /** A benchmark server in a child process (see server.ts). */
 export interface ServerProcess {
@@ -18,6 +24,8 @@ export interface ServerProcess {
   stats(gc?: boolean): Promise<Stats>;
   send(message: object): void;
   stop(): Promise<void>;
+  /** The `i`th server of a process that runs several: its own URL and request count. */
+  part(i: number): ServerProcess;
 }
 
 /** Forks `bench/server.ts` for `kind` and resolves once it listens on loopback. */
@@ -27,11 +35,16 @@ export async function startServer(
   nodeFlags: string[] = [],
 ): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
+  // `NAME=value` among the flags is an environment variable of the process (MALLOC_ARENA_MAX=2).
+  const env = Object.fromEntries(nodeFlags.filter((f) => !f.startsWith('-')).map((f) => f.split('=', 2)));
   const child: ChildProcess = fork(entry, [kind, JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags.filter((f) => f.startsWith('-'))],
+    env: { ...process.env, ...env },
+    // Log lines go through the real logger to a real file descriptor, and are thrown away there.
+    stdio: ['ignore', devNull, 'inherit', 'ipc'],
   });
-  const [ready] = (await once(child, 'message')) as [{ url: string }];
-  return {
+  const [ready] = (await once(child, 'message')) as [{ url: string; urls: string[] }];
+  const whole: ServerProcess = {
     url: ready.url,
     async stats(gc = false) {
       child.send({ type: 'stats', gc });
@@ -40,17 +53,30 @@ export async function startServer(
     },
     send: (message) => void child.send(message),
     async stop() {
+      if (!child.connected) return;
       const exited = once(child, 'exit');
       child.disconnect();
       await exited;
     },
+    part: (i) => ({
+      ...whole,
+      url: ready.urls[i]!,
+      stats: async (gc) => {
+        const stats = await whole.stats(gc);
+        return { ...stats, served: stats.servedBy[i]! };
+      },
+    }),
   };
+  return whole;
 }
 
 export interface LoadOptions {
   url: string;
   method?: 'GET' | 'POST';
-  body?: string;
+  /** A function gives every request its own body (fresh ids). */
+  body?: string | (() => string);
+  /** Gives every request its own path (fresh ids in a REST call). */
+  path?: () => string;
   headers?: Record<string, string>;
   connections: number;
   /** Seconds; ignored when `amount` is set. */
@@ -71,6 +97,12 @@ export interface LoadResult {
 export async function load(options: LoadOptions, collect = true): Promise<LoadResult> {
   const latencies: number[] = [];
   let errorBodies = 0;
+  const { body, path } = options;
+  const fresh = (request: autocannon.Request): autocannon.Request => ({
+    ...request,
+    ...(typeof body === 'function' ? { body: body() } : {}),
+    ...(path ? { path: path() } : {}),
+  });
   const started = process.hrtime.bigint();
   let done!: (result: autocannon.Result) => void;
   let failed!: (error: unknown) => void;
@@ -79,12 +111,17 @@ export async function load(options: LoadOptions, collect = true): Promise<LoadRe
     {
       url: options.url,
       method: options.method ?? 'GET',
-      ...(options.body ? { body: options.body } : {}),
+      ...(typeof options.body === 'string' ? { body: options.body } : {}),
       headers: options.headers ?? {},
       connections: options.connections,
       ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 3 }),
       // A GraphQL error comes with HTTP 200; read the bodies so such answers count as failures.
-      requests: [{ onResponse: (_status, body) => void (body.startsWith('{"errors"') && errorBodies++) }],
+      requests: [
+        {
+          ...(typeof body === 'function' || path ? { setupRequest: (request) => fresh(request) } : {}),
+          onResponse: (_status, text) => void (text.startsWith('{"errors"') && errorBodies++),
+        },
+      ],
     },
     (error, result) => (error ? failed(error) : done(result)),
   );

@@ -1,115 +1,147 @@
-import type { LoadResult } from './load.ts';
+import type { LoadResult, Stats } from './load.ts';
 
-/** One measured run of one server. */
-export interface Row extends LoadResult {
-  server: string;
-  scenario: string;
-  /** Upstream answer delay; NaN where no upstream is involved. */
-  delayMs: number;
-  connections: number;
+/** One measured run of one target in one scenario and round. */
+export interface Sample extends LoadResult {
   cpuUsPerRequest: number;
   upstreamCallsPerRequest: number;
   peakRssMB: number;
+  memory: Stats['memory'];
 }
 
-const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+/** Every sample of a run, by scenario, then target. */
+export type Samples = Map<string, Map<string, Sample[]>>;
 
-function table(header: string[], lines: string[][]): string {
+const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+const MB = (bytes: number) => fixed(bytes / 2 ** 20);
+
+/** The median of the rounds, one field at a time. */
+export function median(samples: Sample[], pick: (s: Sample) => number): number {
+  const values = samples.map(pick).sort((a, b) => a - b);
+  const mid = values.length >> 1;
+  return values.length % 2 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
+}
+
+/** A Markdown table. */
+export function table(header: string[], lines: string[][]): string {
   return [header, header.map(() => '---'), ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
-function pick(rows: Row[], server: string, scenario: string, delayMs?: number): Row {
-  const row = rows.find(
-    (r) => r.server === server && r.scenario === scenario && (delayMs === undefined || r.delayMs === delayMs),
-  );
-  if (!row) throw new Error(`No ${server} row for "${scenario}" at ${delayMs} ms`);
-  return row;
+const cpu = (s: Sample) => s.cpuUsPerRequest;
+
+/** Per scenario: every target's medians, its CPU against the floor's, and its worst RSS. */
+function scenarioTables(samples: Samples): string {
+  const header = [
+    'target',
+    'CPU µs/req',
+    '× floor',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'upstream calls/req',
+    'peak RSS MB',
+    'failures',
+  ];
+  return [...samples]
+    .map(([scenario, byTarget]) => {
+      const floor = median(byTarget.get('floor') ?? [], cpu);
+      const lines = [...byTarget].map(([target, runs]) => [
+        target,
+        fixed(median(runs, cpu)),
+        `${fixed(median(runs, cpu) / floor, 2)}×`,
+        fixed(median(runs, (s) => s.rps)),
+        fixed(
+          median(runs, (s) => s.p50),
+          3,
+        ),
+        fixed(
+          median(runs, (s) => s.p99),
+          3,
+        ),
+        fixed(
+          median(runs, (s) => s.upstreamCallsPerRequest),
+          3,
+        ),
+        fixed(Math.max(...runs.map((s) => s.peakRssMB))),
+        String(runs.reduce((n, s) => n + s.failures, 0)),
+      ]);
+      return `### ${scenario}\n\n${table(header, lines)}`;
+    })
+    .join('\n\n');
 }
 
-/** The measurements as a Markdown table, then each target with the ratio measured in this run. */
-export function report(rows: Row[], soak: { requests: number; rssMB: number[]; liveHeapMB: number[] }): string {
-  const measured = table(
-    [
-      'server',
-      'scenario',
-      'upstream delay ms',
-      'conns',
-      'req/s',
-      'p50 ms',
-      'p99 ms',
-      'CPU µs/req',
-      'upstream calls/req',
-      'peak RSS MB',
-      'failures',
-    ],
-    rows.map((r) => [
-      r.server,
-      r.scenario,
-      Number.isFinite(r.delayMs) ? String(r.delayMs) : '–',
-      String(r.connections),
-      fixed(r.rps, 0),
-      fixed(r.p50, 3),
-      fixed(r.p99, 3),
-      fixed(r.cpuUsPerRequest, 0),
-      fixed(r.upstreamCallsPerRequest, 3),
-      fixed(r.peakRssMB, 0),
-      String(r.failures),
-    ]),
-  );
-  // A partial run (--only, --soak 0) has no complete set of ratios to report.
-  if (soak.liveHeapMB.length < 4) return measured;
-  try {
-    const facade = (scenario: string, delayMs: number) => pick(rows, 'façade', scenario, delayMs);
-    const cpuRatio = facade('one field', 0).cpuUsPerRequest / pick(rows, 'Yoga floor', 'one field').cpuUsPerRequest;
-    const added = (delayMs: number) =>
-      facade('one field, 1 connection', delayMs).p50 - pick(rows, 'direct REST', 'one call, 1 connection', delayMs).p50;
-    const calls = (scenario: string, delayMs: number) => facade(scenario, delayMs).upstreamCallsPerRequest;
-    const peak = Math.max(
-      ...rows.filter((r) => r.server === 'façade' && r.connections === 200).map((r) => r.peakRssMB),
-      ...soak.rssMB,
-    );
-    const growth = soak.liveHeapMB.at(-1)! - soak.liveHeapMB[0]!;
-    const check = (ok: boolean) => (ok ? 'met' : 'missed');
-    const targets = table(
-      ['target', 'goal', 'measured', ''],
-      [
-        ['one field: façade CPU/req over Yoga floor', '≤ 1.3x', `${fixed(cpuRatio, 2)}x`, check(cpuRatio <= 1.3)],
-        [
-          'one field, 1 connection: p50 over direct REST (0 ms upstream)',
-          '< 0.3 ms',
-          `${fixed(added(0), 3)} ms`,
-          check(added(0) < 0.3),
-        ],
-        ['same, 5 ms upstream', '< 0.3 ms', `${fixed(added(5), 3)} ms`, check(added(5) < 0.3)],
-        [
-          '10 identical aliases: upstream calls/req (0 ms / 5 ms)',
-          '= 1',
-          `${fixed(calls('10 identical aliases', 0), 3)} / ${fixed(calls('10 identical aliases', 5), 3)}`,
-          check(calls('10 identical aliases', 0) === 1 && calls('10 identical aliases', 5) === 1),
-        ],
-        [
-          '200 clients, same query: upstream calls/req (5 ms upstream)',
-          '< 0.2',
-          fixed(calls('200 clients, same query', 5), 3),
-          check(calls('200 clients, same query', 5) < 0.2),
-        ],
-        [
-          'repeated cacheable query: upstream calls/req (0 ms / 5 ms)',
-          '= 0',
-          `${fixed(calls('repeated cacheable query', 0), 3)} / ${fixed(calls('repeated cacheable query', 5), 3)}`,
-          check(calls('repeated cacheable query', 0) === 0 && calls('repeated cacheable query', 5) === 0),
-        ],
-        ['peak RSS at 200 connections', '< 200 MB', `${fixed(peak, 0)} MB`, check(peak < 200)],
-        [
-          `live heap after a full GC, each quarter of ${soak.requests} requests (RSS beside it)`,
-          'flat',
-          `${soak.liveHeapMB.map((m) => fixed(m, 0)).join(' → ')} MB (RSS ${soak.rssMB.map((m) => fixed(m, 0)).join(' → ')} MB)`,
-          check(growth < 0.1 * soak.liveHeapMB[0]!),
-        ],
-      ],
-    );
-    return `${measured}\n\n${targets}`;
-  } catch {
-    return measured;
+/** The CPU per request each feature adds: the façade's median minus the median without it. */
+function billOfCosts(
+  byTarget: Map<string, Sample[]>,
+  features: { feature: string; target: string; adds?: boolean }[],
+  inProcess: Record<string, number>,
+): string {
+  const facade = median(byTarget.get(BASELINE)!, cpu);
+  const floor = median(byTarget.get('floor')!, cpu);
+  const lines = features.map(({ feature, target, adds }) => {
+    const other = median(byTarget.get(target)!, cpu);
+    const cost = adds ? other - facade : facade - other;
+    return [feature, `${target} (end to end)`, fixed(cost), `${fixed((100 * cost) / floor)} %`];
+  });
+  for (const [feature, us] of Object.entries(inProcess)) {
+    lines.push([feature, 'timed in-process', fixed(us, 1), `${fixed((100 * us) / floor, 1)} %`]);
   }
+  return table(['feature', 'measured as', 'CPU µs/req it adds', 'of the floor'], lines);
+}
+
+/** Where the façade's memory is: RSS against V8's heap, its young generation and off-heap buffers. */
+function memoryLine(name: string, m: Stats['memory']): string {
+  return (
+    `${name}: RSS ${MB(m.rss)} MB = heap total ${MB(m.heapTotal)} MB (used ${MB(m.heapUsed)}, ` +
+    `young generation ${MB(m.newSpace)}) + external ${MB(m.external)} MB (array buffers ${MB(m.arrayBuffers)}) + the rest ` +
+    `(code, native heap, the binary) ${MB(m.rss - m.heapTotal - m.external)} MB`
+  );
+}
+
+/** The façade the ablations are compared with: measured in their scenario only, as they are. */
+export const BASELINE = 'façade, bill baseline';
+
+/** The scenario the bill of costs and the heap candidates are measured in. */
+export const VARIABLES = 'distinct ids as variables';
+
+/** Every table of a run: scenarios, added latency, bill of costs, memory (those the run has). */
+export function summary(
+  samples: Samples,
+  costs: { feature: string; target: string; adds?: boolean }[],
+  inProcess: Record<string, number>,
+  idle: Map<string, number>,
+): string {
+  const parts = [scenarioTables(samples)];
+  const rest = median(samples.get('direct REST call')!.get('upstream')!, (s) => s.p50);
+  const one = samples.get('one connection');
+  if (one) {
+    const added = (t: string) => median(one.get(t)!, (s) => s.p50) - rest;
+    const lines = [
+      ['floor', added('floor')],
+      ['façade', added('façade')],
+      ['façade − floor', added('façade') - added('floor')],
+    ];
+    parts.push('### One connection: p50 added over a direct REST call');
+    parts.push(
+      table(
+        ['target', 'p50 added ms'],
+        lines.map(([t, ms]) => [String(t), fixed(Number(ms), 3)]),
+      ),
+    );
+  }
+  const variables = samples.get(VARIABLES);
+  if (variables)
+    parts.push(`### Bill of costs (${VARIABLES}, 50 connections)`, billOfCosts(variables, costs, inProcess));
+  parts.push(
+    '### Memory',
+    table(
+      ['target', 'idle RSS MB'],
+      [...idle].map(([t, rss]) => [t, MB(rss)]),
+    ),
+  );
+  for (const [scenario, byTarget] of samples) {
+    if (!scenario.startsWith('200') && !scenario.startsWith('browsing')) continue;
+    const lines = [...byTarget].map(([target, runs]) => `- ${memoryLine(target, runs.at(-1)!.memory)}`);
+    parts.push(`At the end of the last "${scenario}" run:\n${lines.join('\n')}`);
+  }
+  return parts.join('\n\n');
 }

@@ -1,58 +1,41 @@
 /**
- * `npm run bench [-- --duration 3 --warmup 1 --soak 100000]`: starts a delayed upstream, the
- * façade and a plain Yoga floor in child processes on loopback, drives them with autocannon,
- * prints a table with the ratios against the targets, and writes it all to bench/results/.
+ * `npm run bench [-- --quick] [-- --rounds 3 --duration 3 --warmup 1 --heap-flags '…']`: starts a
+ * loopback upstream, an OTLP collector stub, the floor, the façade and its ablations in child
+ * processes, runs every scenario against every target interleaved over the rounds, and prints
+ * medians, ratios against the floor, the bill of costs and memory; JSON goes to bench/results/.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { buildRequest } from '../src/pim/endpoints.ts';
 import { load, startServer, type LoadOptions, type ServerProcess } from './load.ts';
-import { report, type Row } from './report.ts';
+import { measureInProcess } from './micro.ts';
+import { BASELINE, summary, VARIABLES, type Sample, type Samples } from './report.ts';
+import { bill, freshId, scenarios, withVariables, type Target } from './scenarios.ts';
 
 const { values } = parseArgs({
   options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1' },
-    soak: { type: 'string', default: '100000' },
-    // For before/after experiments: settings of the façade, Node flags of every server, one scenario.
-    'facade-env': { type: 'string', default: '{}' },
-    'node-flags': { type: 'string', default: '' },
-    only: { type: 'string' },
+    // Node flags of the capped façade; several candidates separated by ';' run side by side.
+    'heap-flags': {
+      type: 'string',
+      default:
+        '--max-semi-space-size=32 --max-old-space-size=256 MALLOC_ARENA_MAX=2;--max-semi-space-size=16 --max-old-space-size=384 MALLOC_ARENA_MAX=2',
+    },
+    // Scenarios whose name contains one of these ';'-separated parts; the rest are skipped.
+    only: { type: 'string', default: '' },
   },
 });
-const duration = Number(values.duration);
-const warmup = Number(values.warmup);
-const soak = Number(values.soak);
+const rounds = values.quick ? 2 : Number(values.rounds);
+const duration = values.quick ? 1 : Number(values.duration);
+const warmup = values.quick ? 0.5 : Number(values.warmup);
+const heapFlags = values['heap-flags'].split(';').map((flags) => flags.split(' ').filter(Boolean));
 
-const one = 'catalogProducts(catalogId: "MACHINERY", languageId: "en", pageSize: 20)';
-// Pages of 5, so that all ten exist among the demo catalog's 72 machinery products.
-const page = (i: number) => `a${i}: catalogProducts(catalogId: "MACHINERY", languageId: "en", pageSize: 5, page: ${i})`;
-const ten = (alias: (i: number) => string) => Array.from({ length: 10 }, (_, i) => alias(i)).join(' ');
-const queries = {
-  one: `{ ${one} }`,
-  three: `{ ${one} classificationGroup(classificationId: "ECLASS-DEMO", classificationGroupId: "MC-050000", levels: 1) classificationGroups(classificationId: "ECLASS-DEMO") }`,
-  identical: `{ ${ten((i) => `a${i}: ${one}`)} }`,
-  distinct: `{ ${ten(page)} }`,
-};
-const scenarios = [
-  { name: 'one field', query: queries.one, connections: 10 },
-  { name: 'one field, 1 connection', query: queries.one, connections: 1 },
-  { name: 'all three fields', query: queries.three, connections: 10 },
-  // One connection, so the counts show deduplication inside a request, not coalescing across requests.
-  { name: '10 identical aliases', query: queries.identical, connections: 1 },
-  { name: '10 distinct aliases', query: queries.distinct, connections: 1 },
-  { name: '200 clients, same query', query: queries.one, connections: 200 },
-  { name: 'repeated cacheable query', query: queries.one, connections: 10, cacheable: true },
-];
-const restPath = buildRequest(
-  'searchProducts',
-  { catalogId: 'MACHINERY', languageId: 'en', pageSize: 20 },
-  { maxPageSize: 200, maxIdLength: 128 },
-).path;
+const capped = heapFlags.map((flags) => `façade, ${flags.join(' ')}`);
 
-/** Warms up, then measures one target; CPU, RSS and upstream calls come from the server processes. */
-async function measure(server: ServerProcess, upstream: ServerProcess, options: LoadOptions) {
+async function measure(server: ServerProcess, upstream: ServerProcess, options: LoadOptions): Promise<Sample> {
   await load({ ...options, duration: warmup }, false);
   const [before, upBefore] = [await server.stats(), await upstream.stats()];
   const result = await load({ ...options, duration });
@@ -64,66 +47,108 @@ async function measure(server: ServerProcess, upstream: ServerProcess, options: 
     cpuUsPerRequest: cpu / served,
     upstreamCallsPerRequest: server === upstream ? NaN : (upAfter.served - upBefore.served) / served,
     peakRssMB: after.peakRss / 2 ** 20,
+    memory: after.memory,
   };
 }
 
-const graphql = (url: string, query: string, connections: number, key: string): LoadOptions => ({
-  url: `${url}/graphql`,
+const post = (server: ServerProcess, body: () => string, connections: number): LoadOptions => ({
+  url: `${server.url}/graphql`,
   method: 'POST',
-  body: JSON.stringify({ query }),
-  headers: { 'content-type': 'application/json', 'x-api-key': key },
+  body,
+  headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
   connections,
 });
 
-const flags = values['node-flags'].split(' ').filter(Boolean);
-const facadeEnv = JSON.parse(values['facade-env']) as Record<string, string>;
-const upstream = await startServer('upstream', {}, flags);
-const facade = await startServer('facade', { upstreamUrl: upstream.url, env: facadeEnv }, flags);
-const floor = await startServer('floor', {}, flags);
-const rows: Row[] = [];
+const upstream = await startServer('upstream');
+const collector = await startServer('collector');
+const targets: Target[] = [
+  { name: 'floor', kind: 'floor' },
+  { name: 'façade', kind: 'facade' },
+  // The bill's baseline: the same façade again, in the ablations' process and scenario only.
+  { name: BASELINE, kind: 'facade' },
+  {
+    name: 'façade + tracing (OTLP to a local stub)',
+    kind: 'facade',
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+  },
+  ...bill.map(({ target, env, off }): Target => ({ name: target, kind: 'facade', env, off })),
+  ...heapFlags.map((flags, i): Target => ({ name: capped[i]!, kind: 'facade', flags })),
+];
+const servers = new Map<string, ServerProcess>();
+// The bill's façades (baseline, tracing, ablations) share one process, so one heap and one JIT
+// state: as separate processes, two identical façades differed by 28 %. Every other target has its own.
+const variants = targets.filter((t) => t === targets[2] || t === targets[3] || bill.some((b) => b.target === t.name));
 try {
-  for (const delayMs of [0, 5]) {
-    upstream.send({ type: 'set', delayMs });
-    const rest = await measure(upstream, upstream, { url: `${upstream.url}${restPath}`, connections: 1 });
-    rows.push({ server: 'direct REST', scenario: 'one call, 1 connection', delayMs, connections: 1, ...rest });
-    for (const { name, query, connections, cacheable = false } of scenarios) {
-      if (values.only && !values.only.split(';').includes(name)) continue;
-      upstream.send({ type: 'set', delayMs, cacheable });
-      // A credential per scenario keeps each one's cache entries to itself.
-      const key = `bench-${delayMs}-${name}`;
-      const result = await measure(facade, upstream, graphql(facade.url, query, connections, key));
-      rows.push({ server: 'façade', scenario: name, delayMs, connections, ...result });
-      if (delayMs === 0 && !cacheable) {
-        const base = await measure(floor, upstream, graphql(floor.url, query, connections, key));
-        rows.push({ server: 'Yoga floor', scenario: name, delayMs: NaN, connections, ...base });
+  const shared = await startServer('variants', { upstreamUrl: upstream.url, variants });
+  variants.forEach(({ name }, i) => servers.set(name, shared.part(i)));
+  for (const { name, kind, env, off, flags } of targets) {
+    if (servers.has(name)) continue;
+    servers.set(name, await startServer(kind, { upstreamUrl: upstream.url, env, off }, flags));
+  }
+  await sleep(2_000);
+  const idle = new Map<string, number>();
+  for (const name of ['floor', 'façade', ...capped]) idle.set(name, (await servers.get(name)!.stats()).rss);
+  // Every target gets the same warm-up first, at 200 connections: V8 grows the young generation
+  // with the allocation rate it has seen, and a smaller one costs CPU, so a target measured in one
+  // scenario only must not start with a smaller heap than the façade, which runs them all.
+  for (const server of servers.values()) {
+    const body = () => withVariables(freshId(), 10);
+    await load({ ...post(server, body, 200), duration: 4 * warmup }, false);
+  }
+
+  const only = values.only.split(';').filter(Boolean);
+  const plan = scenarios([BASELINE, targets[3]!.name, ...bill.map((b) => b.target)], capped).filter(
+    (s) => only.length === 0 || only.some((part) => s.name.includes(part)),
+  );
+  const samples: Samples = new Map([['direct REST call', new Map([['upstream', []]])]]);
+  for (const { name, targets: names } of plan) samples.set(name, new Map(names.map((t) => [t, []])));
+  for (let round = 0; round < rounds; round++) {
+    console.error(`round ${round + 1} of ${rounds}`);
+    const rest = {
+      url: upstream.url,
+      connections: 1,
+      path: () => `/pxm/pimapi/v1/catalogs/${freshId()}/products/search?languageId=en&pageSize=10`,
+    };
+    samples
+      .get('direct REST call')!
+      .get('upstream')!
+      .push(await measure(upstream, upstream, rest));
+    for (const { name, connections, body, targets: names } of plan) {
+      // Every other round runs the targets in reverse, so none always follows the same neighbour.
+      for (const target of round % 2 ? [...names].reverse() : names) {
+        const options = {
+          url: `${servers.get(target)!.url}/graphql`,
+          method: 'POST' as const,
+          body,
+          headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
+          connections,
+        };
+        samples
+          .get(name)!
+          .get(target)!
+          .push(await measure(servers.get(target)!, upstream, options));
       }
     }
   }
-  upstream.send({ type: 'set', delayMs: 0, cacheable: false });
-  // Memory over a long run: RSS after each quarter of the soak at 200 connections.
-  const rssMB: number[] = [];
-  const liveHeapMB: number[] = [];
-  for (let quarter = 0; quarter < 4 && soak > 0; quarter++) {
-    await load({ ...graphql(facade.url, queries.one, 200, 'bench-soak'), amount: soak / 4 }, false);
-    rssMB.push((await facade.stats()).rss / 2 ** 20);
-    liveHeapMB.push((await facade.stats(true)).heapUsed / 2 ** 20);
-  }
-  const results = {
-    at: new Date().toISOString(),
-    node: process.version,
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model,
-    duration,
-    facadeEnv,
-    nodeFlags: flags,
-    rows,
-    soak: { requests: soak, rssMB, liveHeapMB },
-  };
-  console.log(report(rows, results.soak));
+  const inProcess = samples.has(VARIABLES) ? await measureInProcess(values.quick ? 20_000 : 100_000) : {};
+  const costs = [...bill, { feature: 'tracing, exporter set', target: targets[3]!.name, adds: true }];
+  const output = [
+    `Node ${process.version}, ${rounds} rounds of ${duration} s (after ${warmup} s warm-up) per target and scenario; medians.`,
+    summary(samples, costs, inProcess, idle),
+  ].join('\n\n');
+  console.log(output);
+  const at = new Date().toISOString().replace(/[:.]/g, '-');
   await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-  const file = new URL(`./results/bench-${results.at.replace(/[:.]/g, '-')}.json`, import.meta.url);
-  await writeFile(file, JSON.stringify(results, null, 2));
-  console.log(`\nWritten to bench/results/${file.pathname.split('/').pop()}`);
+  const json = {
+    at,
+    rounds,
+    duration,
+    heapFlags,
+    samples: Object.fromEntries([...samples].map(([s, m]) => [s, Object.fromEntries(m)])),
+    inProcess,
+  };
+  await writeFile(new URL(`./results/bench-${at}.json`, import.meta.url), JSON.stringify(json, null, 2));
+  await writeFile(new URL(`./results/bench-${at}.md`, import.meta.url), output);
 } finally {
-  await Promise.all([upstream.stop(), facade.stop(), floor.stop()]);
+  await Promise.all([upstream, collector, ...servers.values()].map((s) => s.stop()));
 }

@@ -6,8 +6,6 @@ import type { UpstreamStatus } from '../pim/types.ts';
 const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface MetricsOptions {
-  /** Node.js process metrics (CPU, memory, event loop). @default true */
-  defaultMetrics?: boolean;
   /** Where the breaker state is read at scrape time. */
   upstreamStatus?: () => UpstreamStatus | undefined;
 }
@@ -16,9 +14,10 @@ export interface MetricsOptions {
  * Creates the metrics of one app on its own registry, never prom-client's global one, so
  * several apps in one process (tests, blue/green) don't clash over metric names.
  */
-export function createMetrics({ defaultMetrics = true, upstreamStatus }: MetricsOptions = {}) {
+export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
   const registry = new Registry();
-  if (defaultMetrics) collectDefaultMetrics({ register: registry });
+  // Node.js process metrics: CPU, memory, event loop.
+  collectDefaultMetrics({ register: registry });
   const registers = [registry];
   return {
     registry,

@@ -17,10 +17,10 @@ export interface ObservabilityOptions {
   otlpEndpoint?: string | undefined;
   /** Replaces the OTLP exporter, for tests. */
   spanExporter?: SpanExporter | undefined;
-  /** @default 'pim-graphql-facade' */
-  serviceName?: string;
-  /** Where Prometheus scrapes; false serves no endpoint (metrics are still kept). @default '/metrics' */
-  metricsPath?: string | false;
+  /** OTEL_SERVICE_NAME. */
+  serviceName: string;
+  /** Where Prometheus scrapes; false serves no endpoint (metrics are still kept). */
+  metricsPath: string | false;
   /** The only operation names kept as metric labels (the trusted documents'); absent: the first ones seen. */
   operationNames?: ReadonlySet<string> | undefined;
   /** The client's breaker state, read when /metrics is scraped. */
@@ -44,11 +44,11 @@ export function createObservability({
   logger,
   otlpEndpoint,
   spanExporter,
-  serviceName = 'pim-graphql-facade',
-  metricsPath = '/metrics',
+  serviceName,
+  metricsPath,
   operationNames,
   upstreamStatus,
-}: ObservabilityOptions = {}): Observability {
+}: ObservabilityOptions): Observability {
   const metrics = createMetrics({ upstreamStatus });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');

@@ -1,13 +1,13 @@
 import { GraphQLError, Kind, type ASTNode, type SelectionSetNode, type ValidationRule } from 'graphql';
 
 export interface CostOptions {
-  /** @default 2000 */
-  maxCost?: number;
-  /** Cost of a root Query field, each of which is one upstream call. @default 100 */
-  upstreamFieldCost?: number;
-  /** Cost of any other field. @default 1 */
-  fieldCost?: number;
+  /** Largest cost an operation may have. */
+  maxCost: number;
 }
+
+/** Cost of a root Query field, each of which is one upstream call, and of any other field. */
+const upstreamFieldCost = 100;
+const fieldCost = 1;
 
 /**
  * A cost budget in which fields that call the PIM (the root Query fields) cost far more than
@@ -16,7 +16,7 @@ export interface CostOptions {
  * costed once per name and spread (so fan-out adds up but stays linear work); a cycle counts
  * nothing here and is reported by graphql-js' own NoFragmentCycles rule.
  */
-export function createCostRule({ maxCost = 2_000, upstreamFieldCost = 100, fieldCost = 1 }: CostOptions = {}) {
+export function createCostRule({ maxCost }: CostOptions) {
   const rule: ValidationRule = (context) => ({
     OperationDefinition(operation) {
       const memo = new Map<string, number>();

@@ -15,18 +15,19 @@ function reject(context: ValidationContext | null, error: GraphQLError): void {
 }
 const callbacks = { onReject: [reject], propagateOnRejection: false, exposeLimits: true };
 
-/** Limits on the shape of one operation; every one is on by default. */
+/** Limits on the shape of one operation (GRAPHQL_MAX_* settings). */
 export interface AbuseLimits extends CostOptions {
-  /** Field nesting, fragments flattened; introspection not counted. @default 10 */
-  maxDepth?: number;
-  /** @default 15 */
-  maxAliases?: number;
-  /** Lexer tokens of the whole document, checked while parsing. @default 1000 */
-  maxTokens?: number;
-  /** @default 50 */
-  maxDirectives?: number;
-  /** Hide "Did you mean ..." suggestions, which would name fields. @default true */
-  blockSuggestions?: boolean;
+  /** Field nesting, fragments flattened; introspection not counted. */
+  maxDepth: number;
+  maxAliases: number;
+  /** Lexer tokens of the whole document, checked while parsing. */
+  maxTokens: number;
+  maxDirectives: number;
+}
+
+export interface AbuseLimitsOptions extends AbuseLimits {
+  /** Hide "Did you mean ..." suggestions, which would name fields. */
+  blockSuggestions: boolean;
 }
 
 /**
@@ -35,13 +36,13 @@ export interface AbuseLimits extends CostOptions {
  * The cap on distinct upstream calls per request lives with the loaders, where calls are known.
  */
 export function useAbuseLimits({
-  maxDepth = 10,
-  maxAliases = 15,
-  maxTokens = 1_000,
-  maxDirectives = 50,
-  blockSuggestions = true,
+  maxDepth,
+  maxAliases,
+  maxTokens,
+  maxDirectives,
+  blockSuggestions,
   ...cost
-}: AbuseLimits = {}): Plugin {
+}: AbuseLimitsOptions): Plugin {
   const costRule = createCostRule(cost);
   return {
     onPluginInit({ addPlugin }) {
@@ -58,7 +59,7 @@ export function useAbuseLimits({
         }),
       );
       // Added after Armor so it wraps Armor's token-counting parser too.
-      addPlugin(useStackGuard());
+      addPlugin(useValidationGuard());
     },
     onResultProcess: ({ result }) => keepRefusalStatus(result),
     onValidate({ addValidationRule }) {
@@ -70,9 +71,11 @@ export function useAbuseLimits({
 /**
  * graphql-js parses and validates recursively: a document nested deeper than the stack allows
  * (possible once the token limit is raised) would be a RangeError and a 500. It is a refusal.
+ * So is graphql-js giving up on a document whose fields are too many to compare for overlaps.
  */
-function useStackGuard(): Plugin {
+function useValidationGuard(): Plugin {
   const tooDeep = (code: string) => refusal('The document is nested too deeply', code);
+  const tooBig = refusal('The operation has too many fields to validate; split it up', 'GRAPHQL_VALIDATION_FAILED');
   return {
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
@@ -86,7 +89,8 @@ function useStackGuard(): Plugin {
     onValidate({ validateFn, setValidationFn }) {
       setValidationFn((...args) => {
         try {
-          return validateFn(...args);
+          const errors = validateFn(...args);
+          return errors.some(isAborted) ? [tooBig] : errors;
         } catch (error) {
           if (error instanceof RangeError) return [tooDeep('GRAPHQL_VALIDATION_FAILED')];
           throw error;
@@ -95,3 +99,6 @@ function useStackGuard(): Plugin {
     },
   };
 }
+
+// graphql-js' own abort error (its message without the error-count prefix) carries no code to tell it by.
+const isAborted = (error: GraphQLError) => error.message === 'Validation aborted.' && !error.extensions.code;

@@ -3,12 +3,12 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } fr
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 
 export interface SecurityOptions {
-  /** Introspection queries allowed; GraphiQL and suggestions follow the same setting. @default true */
-  introspection?: boolean;
-  /** Require a custom header on requests a browser would send without a CORS preflight. @default false */
-  csrfPrevention?: boolean;
-  /** Federation's `_service { sdl }` answered; it is the whole schema. @default introspection */
-  serviceSdl?: boolean;
+  /** Introspection queries allowed; GraphiQL and suggestions follow the same setting. */
+  introspection: boolean;
+  /** Require a custom header on requests a browser would send without a CORS preflight. */
+  csrfPrevention: boolean;
+  /** Federation's `_service { sdl }` answered; it is the whole schema. */
+  serviceSdl: boolean;
 }
 
 /** Header the CSRF prevention plugin asks for; Yoga's own GraphiQL sends it. */
@@ -22,11 +22,7 @@ const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'm
  * prevention (Yoga's plugin), and introspection refused by graphql-js' own rule when off.
  * GET stays allowed for queries only, which is Yoga's default (a GET mutation is a 405).
  */
-export function useSecurity({
-  introspection = true,
-  csrfPrevention = false,
-  serviceSdl = introspection,
-}: SecurityOptions = {}): Plugin {
+export function useSecurity({ introspection, csrfPrevention, serviceSdl }: SecurityOptions): Plugin {
   return {
     onPluginInit({ addPlugin }) {
       if (csrfPrevention) addPlugin(useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }));
