@@ -19,5 +19,7 @@ export function resolveLanguage(languageId: string | null): Language | null {
 /** `[{ languageId, value }]` for one language, or for all of them when `language` is null. */
 export function translations(text: LocalizedText, language: Language | null): { languageId: string; value: string }[] {
   // A text the data lacks in a language is left out, not sent as an entry without a value.
-  return (language ? [language] : LANGUAGES).flatMap((l) => (text[l] === undefined ? [] : [{ languageId: l, value: text[l] }]));
+  return (language ? [language] : LANGUAGES).flatMap((l) =>
+    text[l] === undefined ? [] : [{ languageId: l, value: text[l] }],
+  );
 }

@@ -49,7 +49,9 @@ it('shares APQ documents between replicas through Redis, each with a TTL', async
   const ttl = await redis.client.pttl(`pim-graphql:apq:${first.hash}`);
   expect(ttl).toBeGreaterThan(0);
   expect(ttl).toBeLessThanOrEqual(60_000);
-  expect(await redis.client.get(`pim-graphql:apq:${first.hash}`)).toSatisfy((doc: string) => sha256(doc) === first.hash);
+  expect(await redis.client.get(`pim-graphql:apq:${first.hash}`)).toSatisfy(
+    (doc: string) => sha256(doc) === first.hash,
+  );
 
   // The other replica never saw the document, yet the hash alone is enough there.
   const second = await query(replicas[1]!, Groups);
