@@ -34,7 +34,13 @@ export async function burstPhase(): Promise<boolean> {
   const upstream = await startUpstream((req, res) =>
     req.headers['x-api-key'] === 'A' ? answerAfter(A_UPSTREAM_MS)(req, res) : answerNow(req, res),
   );
-  const facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) });
+  // An upstream left listening would keep the soak from exiting.
+  const facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) }).catch(
+    async (error: unknown) => {
+      await upstream.close();
+      throw error;
+    },
+  );
   const stopAll = new AbortController();
   const b: Array<{ ms: number; codes: string[] }> = [];
   const breaker: string[] = [];

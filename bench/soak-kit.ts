@@ -55,7 +55,11 @@ export async function startFacade(upstreamUrl: string, env: Record<string, strin
     execArgv: ['--import', 'tsx', '--expose-gc'],
     env: { ...process.env, PIM_BASE_URL: upstreamUrl, LOG_LEVEL: 'silent', ...env },
   });
-  const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+  const exited = once(child, 'exit').then(() => {
+    throw new Error('The façade child exited before it listened');
+  });
+  const [{ port }] = (await Promise.race([once(child, 'message'), exited])) as [{ port: number }];
+  exited.catch(() => undefined);
   return {
     url: `http://127.0.0.1:${port}`,
     /** RSS and live heap (after a forced GC) of the child, in bytes. */

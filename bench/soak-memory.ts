@@ -65,10 +65,14 @@ function requestFor(i: number) {
 export async function memoryPhase(): Promise<boolean> {
   const upstream = await startUpstream();
   const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  // An upstream left listening would keep the soak from exiting.
   const facade = await startFacade(upstreamUrl, {
     PIM_TIMEOUT_MS: '1000',
     PIM_MAX_BODY_BYTES: '100000',
     PIM_CACHE: 'false',
+  }).catch(async (error: unknown) => {
+    await upstream.close();
+    throw error;
   });
   const sample = async (requests: number): Promise<Sample> => {
     const { rss, heapUsed } = await facade.sample();
@@ -80,7 +84,7 @@ export async function memoryPhase(): Promise<boolean> {
   const codes = new Map<string, number>();
   const deadline = Date.now() + maxSeconds * 1_000;
   const every = Math.ceil(total / samples);
-  const taken: Sample[] = [await sample(0)];
+  const taken: Sample[] = [];
   let next = 0;
   let sampling = Promise.resolve();
   const worker = async () => {
@@ -95,15 +99,19 @@ export async function memoryPhase(): Promise<boolean> {
       if ((i + 1) % every === 0) sampling = sampling.then(async () => void taken.push(await sample(i + 1)));
     }
   };
-  const started = Date.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  await sampling;
-  const seconds = (Date.now() - started) / 1_000;
-  taken.push(await sample(next));
-
-  await facade.stop();
-  await pool.close();
-  upstream.close();
+  let seconds = 0;
+  try {
+    taken.push(await sample(0));
+    const started = Date.now();
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    await sampling;
+    seconds = (Date.now() - started) / 1_000;
+    taken.push(await sample(next));
+  } finally {
+    await facade.stop();
+    await pool.close();
+    upstream.close();
+  }
 
   console.log('\n## memory');
   console.table(taken);
