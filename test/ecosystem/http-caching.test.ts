@@ -31,7 +31,7 @@ beforeEach(() => upstream.reset());
 
 /** Sends one operation as a GET, as urql and persisted-query links do. */
 function get(query: string, headers: Record<string, string> = {}) {
-  return fetch(`${facade.url}/graphql?query=${encodeURIComponent(query)}`, { headers });
+  return fetch(`${facade.url}?query=${encodeURIComponent(query)}`, { headers });
 }
 
 describe('Cache-Control from the upstream freshness', () => {
@@ -89,14 +89,14 @@ describe('Cache-Control from the upstream freshness', () => {
 });
 
 function fetchFrom(target: Facade, query: string) {
-  return fetch(`${target.url}/graphql?query=${encodeURIComponent(query)}`);
+  return fetch(`${target.url}?query=${encodeURIComponent(query)}`);
 }
 
 describe('no-store', () => {
   it('for POST, with private when a credential was forwarded', async () => {
     expect((await facade.post(products)).status).toBe(200);
     const post = (headers: Record<string, string>) =>
-      fetch(`${facade.url}/graphql`, {
+      fetch(facade.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ query: products }),
@@ -144,7 +144,7 @@ describe('no-store', () => {
 
   it('for /health, /readiness and /metrics', async () => {
     for (const path of ['/health', '/readiness', '/metrics']) {
-      const response = await fetch(`${facade.url}${path}`);
+      const response = await fetch(`${facade.origin}${path}`);
       await response.text();
       expect(response.headers.get('cache-control'), path).toBe('no-store');
     }

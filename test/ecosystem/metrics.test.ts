@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { serveApp } from './serve.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
 
 // Products answer from the echo; group reads are 404, except group BUSY, which is 503 once.
 let busyOnce = true;
@@ -16,11 +16,11 @@ function handler(req: Parameters<typeof echo>[0], res: Parameters<typeof echo>[1
 }
 
 let upstream: Upstream;
-let server: Awaited<ReturnType<typeof serveApp>>;
+let server: Facade;
 
 beforeAll(async () => {
   upstream = await startUpstream(handler);
-  server = await serveApp(upstream.url, { PIM_CACHE: 'false', PIM_RETRY_BASE_MS: '1' });
+  server = await startFacade(upstream.url, { PIM_CACHE: 'false', PIM_RETRY_BASE_MS: '1' });
 });
 afterAll(async () => {
   await server?.close();
@@ -30,7 +30,7 @@ beforeEach(() => {
   upstream.reset();
 });
 
-const post = (query: string, headers?: Record<string, string>) => server.post(query, headers);
+const post = (query: string, headers?: Record<string, string>) => server.post(query, undefined, headers);
 
 /** The value of one sample line in Prometheus text format, e.g. `name{a="b"}`. */
 async function scrape() {
@@ -80,11 +80,11 @@ describe('/metrics', () => {
 
   it('keeps a scrape under 256 KB when 100 clients send 60 KB operation names', async () => {
     // A fresh app, so the attack meets an empty name table as on a newly started replica.
-    const attacked = await serveApp(upstream.url);
+    const attacked = await startFacade(upstream.url);
     try {
       for (let i = 0; i < 100; i++) {
-        const { response } = await attacked.post(`query N${i}_${'x'.repeat(60_000)} { __typename }`);
-        expect(response.status).toBe(200);
+        const { status } = await attacked.post(`query N${i}_${'x'.repeat(60_000)} { __typename }`);
+        expect(status).toBe(200);
       }
       const attackedScrape = await (await fetch(`${attacked.origin}/metrics`)).text();
       expect(Buffer.byteLength(attackedScrape)).toBeLessThan(256 * 1024);
@@ -102,8 +102,8 @@ describe('/metrics', () => {
   });
 
   it('moves or turns off the endpoint with METRICS_PATH', async () => {
-    const moved = await serveApp(upstream.url, { METRICS_PATH: '/internal/metrics' });
-    const off = await serveApp(upstream.url, { METRICS_PATH: 'off' });
+    const moved = await startFacade(upstream.url, { METRICS_PATH: '/internal/metrics' });
+    const off = await startFacade(upstream.url, { METRICS_PATH: 'off' });
     try {
       expect((await fetch(`${moved.origin}/internal/metrics`)).status).toBe(200);
       expect((await fetch(`${moved.origin}/metrics`)).status).not.toBe(200);
@@ -114,7 +114,7 @@ describe('/metrics', () => {
   });
 
   it('keeps a registry per app, so two apps in one process count apart', async () => {
-    const other = await serveApp(upstream.url);
+    const other = await startFacade(upstream.url);
     try {
       const response = await fetch(`${other.origin}/metrics`);
       expect(await response.text()).not.toMatch(/graphql_operations_total\{/);

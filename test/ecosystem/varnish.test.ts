@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startVarnish, type Varnish } from '../helpers/varnish.ts';
-import { startDemoUpstream } from './demo-upstream.ts';
+import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 
 // Which caller the upstream saw, as a label: bodies tell the callers apart without echoing keys.
 const tenants: Record<string, string> = { 'server-key': 'public', 'key-a': 'A', 'key-b': 'B' };
@@ -151,7 +151,7 @@ function browsingMix(requests: number) {
 }
 
 describe('hit share of a browsing mix behind Varnish', () => {
-  let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
+  let upstream: DemoUpstream;
   let stack: Awaited<ReturnType<typeof startStack>>;
   let varnish: Varnish;
   beforeAll(async () => {

@@ -42,7 +42,7 @@ describe('a GET request with a body past the limit', () => {
   });
 
   it('a GET with a body under the limit is still answered', async () => {
-    const response = await fetch(`${facade.url}/graphql?query=%7B__typename%7D`, {
+    const response = await fetch(`${facade.url}?query=%7B__typename%7D`, {
       method: 'GET',
       headers: { 'content-length': '0' },
     });
@@ -53,7 +53,7 @@ describe('a GET request with a body past the limit', () => {
 
 describe('refusals Yoga sends without a body', () => {
   it('POST /graphql with no body gets 415 and a one-line message', async () => {
-    const response = await fetch(`${facade.url}/graphql`, { method: 'POST' });
+    const response = await fetch(facade.url, { method: 'POST' });
     expect(response.status).toBe(415);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await response.json()).toEqual({
@@ -62,7 +62,7 @@ describe('refusals Yoga sends without a body', () => {
   });
 
   it('POST /graphql as application/xml gets 415 naming the type', async () => {
-    const response = await fetch(`${facade.url}/graphql`, {
+    const response = await fetch(facade.url, {
       method: 'POST',
       headers: { 'content-type': 'application/xml' },
       body: '<query/>',
@@ -74,7 +74,7 @@ describe('refusals Yoga sends without a body', () => {
   });
 
   it.each(['/', '/nothing/here'])('GET %s gets 404 and a one-line message', async (path) => {
-    const response = await fetch(`${facade.url}${path}`);
+    const response = await fetch(`${facade.origin}${path}`);
     expect(response.status).toBe(404);
     expect(response.headers.get('x-request-id')).toBeTruthy();
     expect(await response.json()).toEqual({ errors: [{ message: 'Nothing is served here; GraphQL is at /graphql' }] });
