@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createApp, type AppExtras } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type FacadeServer } from '../../src/http/server.ts';
-import { startUpstream, type Upstream } from './upstream.ts';
+import { startUpstream, type Upstream, type UpstreamHandler } from './upstream.ts';
 
 /** A whole answer, read: status, headers, text, and the parsed body (undefined when not JSON). */
 export interface Answer {
@@ -79,14 +79,14 @@ function parseJson(text: string): any {
 }
 
 /**
- * Registers vitest hooks that start a recording upstream and a façade against it for the file,
- * and give the upstream a fresh recording and its first handler before each test.
- * Read `upstream` and `facade` inside tests.
+ * Registers vitest hooks that start a recording upstream (answering with `handler`) and a façade
+ * against it for the file, and give the upstream a fresh recording and its first handler before
+ * each test. Read `upstream` and `facade` inside tests.
  */
-export function useFacade(env: Record<string, string> = {}) {
+export function useFacade(env: Record<string, string> = {}, handler?: UpstreamHandler) {
   const fixture = {} as { upstream: Upstream; facade: Facade };
   beforeAll(async () => {
-    fixture.upstream = await startUpstream();
+    fixture.upstream = await startUpstream(handler);
     fixture.facade = await startFacade(fixture.upstream.url, env);
   });
   beforeEach(() => fixture.upstream.reset());
