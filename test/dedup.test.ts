@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { echo } from './helpers/upstream.ts';
-import { createTestApp, useUpstreamApp } from './helpers/app.ts';
+import { startFacade, useFacade } from './helpers/facade.ts';
 
-const fixture = useUpstreamApp({
+const fixture = useFacade({
   GRAPHQL_BATCHING: 'true',
   PIM_MAX_CONCURRENCY: '2',
   PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '2',
@@ -13,13 +13,13 @@ const aliases = (n: number, args: (i: number) => string) =>
 
 describe('deduplication inside one GraphQL request', () => {
   it('sends 10 identical aliases once', async () => {
-    const { body } = await fixture.app.query(`{ ${aliases(10, () => 'catalogId: "c1", page: 0')} }`);
+    const { body } = await fixture.facade.post(`{ ${aliases(10, () => 'catalogId: "c1", page: 0')} }`);
     expect(Object.keys(body.data ?? {})).toHaveLength(10);
     expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('sends a field repeated through fragments and variables once', async () => {
-    const { body } = await fixture.app.query(
+    const { body } = await fixture.facade.post(
       `query($id: ID!) {
         byVariable: classificationGroup(classificationId: "E", classificationGroupId: $id, levels: 0)
         ...F
@@ -42,7 +42,7 @@ describe('deduplication inside one GraphQL request', () => {
         echo(req, res);
       }, 30);
     });
-    const { body } = await fixture.app.query(`{ ${aliases(6, (i) => `catalogId: "c${i % 3}", page: ${i % 2}`)} }`);
+    const { body } = await fixture.facade.post(`{ ${aliases(6, (i) => `catalogId: "c${i % 3}", page: ${i % 2}`)} }`);
     expect(body.errors).toBeUndefined();
     expect(new Set(fixture.upstream.requests.map((r) => r.url)).size).toBe(6);
     expect(fixture.upstream.requests).toHaveLength(6);
@@ -51,7 +51,7 @@ describe('deduplication inside one GraphQL request', () => {
 
   it('shares calls across the operations of a batched HTTP request', async () => {
     const operation = { query: '{ classificationGroups(classificationId: "E", page: 0) }' };
-    const response = await fixture.app.yoga.fetch('http://localhost/graphql', {
+    const response = await fetch(fixture.facade.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify([
@@ -66,8 +66,8 @@ describe('deduplication inside one GraphQL request', () => {
   });
 
   it('does not share calls between separate GraphQL requests', async () => {
-    await fixture.app.query('{ catalogProducts(catalogId: "c1") }');
-    await fixture.app.query('{ catalogProducts(catalogId: "c1") }');
+    await fixture.facade.post('{ catalogProducts(catalogId: "c1") }');
+    await fixture.facade.post('{ catalogProducts(catalogId: "c1") }');
     expect(fixture.upstream.requests).toHaveLength(2);
   });
 });

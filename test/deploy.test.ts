@@ -86,9 +86,9 @@ describe('Kubernetes manifests', () => {
     const upstream = await startUpstream();
     const facade = await startFacade(upstream.url);
     try {
-      expect((await fetch(`${facade.url}${container.livenessProbe.httpGet.path}`)).status).toBe(200);
-      expect((await fetch(`${facade.url}${container.startupProbe.httpGet.path}`)).status).toBe(200);
-      const readiness = await fetch(`${facade.url}${container.readinessProbe.httpGet.path}`);
+      expect((await fetch(`${facade.origin}${container.livenessProbe.httpGet.path}`)).status).toBe(200);
+      expect((await fetch(`${facade.origin}${container.startupProbe.httpGet.path}`)).status).toBe(200);
+      const readiness = await fetch(`${facade.origin}${container.readinessProbe.httpGet.path}`);
       expect([readiness.status, await readiness.json()]).toEqual([200, { status: 'ready' }]);
     } finally {
       await facade.close();

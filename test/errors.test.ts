@@ -1,10 +1,9 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from './helpers/free-port.ts';
 import type { UpstreamHandler } from './helpers/upstream.ts';
-import { createTestApp, useUpstreamApp } from './helpers/app.ts';
+import { startFacade, useFacade } from './helpers/facade.ts';
 
-const fixture = useUpstreamApp({ PIM_TIMEOUT_MS: '300', PIM_API_KEY: 'secret-key' });
+const fixture = useFacade({ PIM_TIMEOUT_MS: '300', PIM_API_KEY: 'secret-key' });
 
 const reply =
   (status: number, body: string, type = 'application/json'): UpstreamHandler =>
@@ -41,7 +40,7 @@ const table: Array<[string, UpstreamHandler, string, number | undefined, string 
 describe('error contract', () => {
   it.each(table)('%s', async (_name, handler, code, status, message) => {
     fixture.upstream.respond(handler);
-    const response = await fixture.app.yoga.fetch('http://localhost/graphql', {
+    const response = await fetch(fixture.facade.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ catalogProducts(catalogId: "c1") __typename }' }),
@@ -70,8 +69,8 @@ describe('error contract', () => {
 
   it('a refused connection is UPSTREAM_UNAVAILABLE', async () => {
     const closed = await freePort();
-    const offline = createTestApp(`http://127.0.0.1:${closed}`);
-    const { body } = await offline.query('{ classificationGroups(classificationId: "E") }');
+    const offline = await startFacade(`http://127.0.0.1:${closed}`);
+    const { body } = await offline.post('{ classificationGroups(classificationId: "E") }');
     await offline.close();
     expect(body.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE' });
   });
@@ -82,19 +81,11 @@ describe('error contract', () => {
         ? reply(404, '{"error":"No Products found"}')(req, res)
         : reply(200, '{"data":[]}')(req, res),
     );
-    const { status, body } = await fixture.app.query(
+    const { status, body } = await fixture.facade.post(
       '{ catalogProducts(catalogId: "nope") classificationGroups(classificationId: "E") }',
     );
     expect(status).toBe(200);
     expect(body.data).toEqual({ catalogProducts: null, classificationGroups: { data: [] } });
-    expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);
+    expect(body.errors?.map((e: any) => e.extensions?.code)).toEqual(['NOT_FOUND']);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

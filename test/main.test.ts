@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { faults, startFaultyUpstream } from './helpers/faulty-upstream.ts';
+import { faults, startUpstream } from './helpers/upstream.ts';
 import { isRunning, repoRoot, runProcess, startProcess } from './helpers/process.ts';
 
 const serverEnv = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', PIM_BASE_URL: '' };
@@ -61,7 +61,7 @@ describe('node src/main.ts with no configuration', () => {
 
 describe('SIGTERM with a request in flight', () => {
   it('lets it finish, refuses new connections, and exits 0', async () => {
-    const upstream = await startFaultyUpstream();
+    const upstream = await startUpstream();
     onTestFinished(() => upstream.close());
     upstream.respond(faults.slowHeaders(1_000));
     const server = await start({ PIM_BASE_URL: upstream.url, SHUTDOWN_GRACE_MS: '10000' });

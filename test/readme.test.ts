@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoServer, type DemoServer } from './demo/demo-server.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
+import { startDemo } from './helpers/demo.ts';
+import { startFacade, type Facade } from './helpers/facade.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 // Each README example is a ```graphql block followed by the ```json block of its output.
@@ -10,12 +10,12 @@ const examples = [...readme.matchAll(/```graphql\n([\s\S]*?)```\s*```json\n([\s\
   output: JSON.parse(m[2]!),
 }));
 
-let demo: DemoServer;
-let app: TestApp;
+let demo: Awaited<ReturnType<typeof startDemo>>;
+let app: Facade;
 
 beforeAll(async () => {
-  demo = await startDemoServer();
-  app = createTestApp(demo.origin);
+  demo = await startDemo();
+  app = await startFacade(demo.url);
 });
 afterAll(async () => {
   await app.close();
@@ -32,9 +32,9 @@ describe('README examples', () => {
   });
 
   it.each(examples)('$query returns the output shown', async ({ query, output }) => {
-    const { body } = await app.query(query);
+    const { body } = await app.post(query);
     // The demo's paging links carry its own origin; the README shows the default port's.
-    const shown = JSON.parse(JSON.stringify(body).replaceAll(demo.origin, 'http://127.0.0.1:4000'));
+    const shown = JSON.parse(JSON.stringify(body).replaceAll(demo.url, 'http://127.0.0.1:4000'));
     expect(shown).toEqual(output);
   });
 });

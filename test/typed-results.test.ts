@@ -5,14 +5,14 @@ import { promisify } from 'node:util';
 import { generate } from '@graphql-codegen/cli';
 import { afterAll, beforeAll, expect, expectTypeOf, it } from 'vitest';
 import { catalogResult, type CatalogNotFound, type ProductRecord } from '../src/types/catalog.ts';
-import { startDemoUpstream } from './ecosystem/demo-upstream.ts';
+import { startDemoUpstream, type DemoUpstream } from './helpers/demo.ts';
 import { config } from './fixtures/typed-client/codegen.ts';
 import { loadStorefront } from './fixtures/typed-client/client.ts';
 import { startFacade, type Facade } from './helpers/facade.ts';
 
 const fixture = (path: string) => fileURLToPath(new URL(`./fixtures/typed-client/${path}`, import.meta.url));
 
-let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
+let upstream: DemoUpstream;
 let facade: Facade;
 beforeAll(async () => {
   upstream = await startDemoUpstream();
@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 it('codegen against the running service gives the committed typed documents', async () => {
-  const files = await generate({ ...config, schema: `${facade.url}/graphql`, silent: true }, false);
+  const files = await generate({ ...config, schema: facade.url, silent: true }, false);
   expect(files.length).toBe(3);
   for (const { filename, content } of files) expect(content, filename).toBe(readFileSync(filename, 'utf8'));
 });
@@ -36,7 +36,7 @@ it('the client compiles with the repo’s TypeScript, the unnarrowed access an e
 }, 60_000);
 
 it('the client gets the demo’s answers, typed', async () => {
-  const page = await loadStorefront(`${facade.url}/graphql`, 'MC-050200');
+  const page = await loadStorefront(facade.url, 'MC-050200');
   expectTypeOf(page.firstProduct).toEqualTypeOf<ProductRecord | undefined>();
   expectTypeOf(page.firstProduct!.productId).toBeString();
   expect(page.productIds).toEqual(['A789-BC-2015', 'M890-OP-2015', 'P234-QW-2015']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createTestApp, useUpstreamApp } from './helpers/app.ts';
+import { startFacade, useFacade } from './helpers/facade.ts';
 
-const fixture = useUpstreamApp({ MAX_PAGE_SIZE: '50', MAX_ID_LENGTH: '16' });
+const fixture = useFacade({ MAX_PAGE_SIZE: '50', MAX_ID_LENGTH: '16' });
 
 const search = (args: string) => `catalogProducts(catalogId: "c1", ${args})`;
 const group = (args: string) => `classificationGroup(classificationId: "E", classificationGroupId: "g", ${args})`;
@@ -43,7 +43,7 @@ const rejected: Array<[string, string]> = [
 
 describe('input checks', () => {
   it.each(rejected)('%s is refused before any upstream call', async (field, argument) => {
-    const { status, body } = await fixture.app.query(
+    const { status, body } = await fixture.facade.post(
       `{ ok: classificationGroups(classificationId: "E") bad: ${field} }`,
     );
     expect(status).toBe(200);
@@ -62,19 +62,21 @@ describe('input checks', () => {
     group('levels: 0'),
     'catalogProducts(catalogId: "abcdefghijklmnop")',
   ])('%s passes', async (field) => {
-    const { body } = await fixture.app.query(`{ ${field} }`);
+    const { body } = await fixture.facade.post(`{ ${field} }`);
     expect(body.errors).toBeUndefined();
     expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('refuses an id holding a lone surrogate (only variables can carry one)', async () => {
-    const { body } = await fixture.app.query('query($id: ID!) { catalogProducts(catalogId: $id) }', { id: 'a\ud800b' });
+    const { body } = await fixture.facade.post('query($id: ID!) { catalogProducts(catalogId: $id) }', {
+      id: 'a\ud800b',
+    });
     expect(body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     expect(fixture.upstream.requests).toHaveLength(0);
   });
 
   it('refuses an out-of-range Int in GraphQL validation, with no upstream call', async () => {
-    const { body } = await fixture.app.query(`{ ${search('page: 2147483648')} }`);
+    const { body } = await fixture.facade.post(`{ ${search('page: 2147483648')} }`);
     expect(body.errors?.[0]?.message).toMatch(/Int cannot represent/);
     expect(fixture.upstream.requests).toHaveLength(0);
   });

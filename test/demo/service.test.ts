@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoServer, type DemoServer } from './demo-server.ts';
+import { startDemo } from '../helpers/demo.ts';
 
-let demo: DemoServer;
+let demo: Awaited<ReturnType<typeof startDemo>>;
 beforeAll(async () => {
-  demo = await startDemoServer();
+  demo = await startDemo();
 });
 afterAll(() => demo.close());
 

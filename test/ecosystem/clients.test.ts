@@ -9,18 +9,21 @@ import {
   CatalogProductsDocument,
   DeferredProductsDocument,
 } from '../../examples/gql/graphql.ts';
-import { startDemoUpstream } from './demo-upstream.ts';
-import { serveApp } from './serve.ts';
+import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
 
 const overview = { catalogId: 'MACHINERY', classificationId: 'ECLASS-DEMO', groupId: 'MC-050200', languageId: 'en' };
 const deferred = { catalogId: 'MACHINERY', classificationId: 'ECLASS-DEMO', groupId: 'MC-050200' };
 
-let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
-let server: Awaited<ReturnType<typeof serveApp>>;
+let upstream: DemoUpstream;
+let server: Facade;
+/** HTTP methods of the requests the server received, in order. */
+const methods: string[] = [];
 beforeAll(async () => {
   upstream = await startDemoUpstream();
   // No HTTP cache: every operation must reach the recording upstream.
-  server = await serveApp(upstream.url, { PIM_CACHE: 'false' });
+  server = await startFacade(upstream.url, { PIM_CACHE: 'false' });
+  server.server.on('request', (req) => methods.push(req.method ?? ''));
 });
 const teardown: Array<() => void> = [];
 afterAll(async () => {
@@ -122,7 +125,7 @@ describe('urql (@urql/core, default settings)', () => {
     });
     expect(result.error).toBeUndefined();
     expect(result.data?.catalogProducts).toMatchObject({ status: 200, data: [expect.any(Object), expect.any(Object)] });
-    expect(server.methods.at(-1)).toBe('GET');
+    expect(methods.at(-1)).toBe('GET');
     expectForwardedKey('urql-key');
   });
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSubgraphSdl } from '../../src/schema/federation.ts';
 import { schema } from '../../src/schema/index.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { serveApp } from './serve.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
 
 // A second subgraph owned by another team: catalog names, on its own port.
 const catalogsTypeDefs = parse(/* GraphQL */ `
@@ -41,13 +41,13 @@ async function startCatalogsSubgraph() {
 
 describe('federation', () => {
   let upstream: Upstream;
-  let pim: Awaited<ReturnType<typeof serveApp>>;
+  let pim: Facade;
   let catalogs: Awaited<ReturnType<typeof startCatalogsSubgraph>>;
   let gateway: ReturnType<typeof createGatewayRuntime>;
 
   beforeAll(async () => {
     upstream = await startUpstream();
-    pim = await serveApp(upstream.url);
+    pim = await startFacade(upstream.url);
     catalogs = await startCatalogsSubgraph();
     const composed = composeServices([
       { name: 'pim', typeDefs: parse(await readSubgraphSdl(schema)), url: pim.url },

@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestApp } from '../helpers/app.ts';
-import { startDemoUpstream } from './demo-upstream.ts';
-import { serveApp } from './serve.ts';
+import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
 
 // Debian's chromium package (installed by .ci/run); never a downloaded browser.
 const executablePath = '/usr/bin/chromium';
@@ -17,12 +16,12 @@ const args = [
   '--disable-sync',
 ];
 
-let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
-let server: Awaited<ReturnType<typeof serveApp>>;
+let upstream: DemoUpstream;
+let server: Facade;
 let browser: Browser;
 beforeAll(async () => {
   upstream = await startDemoUpstream();
-  server = await serveApp(upstream.url);
+  server = await startFacade(upstream.url);
   browser = await chromium.launch({ executablePath, args });
 }, 60_000);
 afterAll(async () => {
@@ -102,11 +101,11 @@ it('serves only the packaged GraphiQL files, and none of GraphiQL in production'
   expect((await fetch(`${server.origin}/graphiql-assets/..%2Fpackage.json`)).status).toBe(404);
   expect((await fetch(`${server.origin}/graphiql-assets/%E0%A4%A`)).status).toBe(404);
 
-  const production = createTestApp(upstream.url, { NODE_ENV: 'production' });
+  const production = await startFacade(upstream.url, { NODE_ENV: 'production' });
   try {
-    const page = await production.yoga.fetch('http://localhost/graphql', { headers: { accept: 'text/html' } });
+    const page = await fetch(production.url, { headers: { accept: 'text/html' } });
     expect(await page.text()).not.toMatch(/graphiql/i);
-    const script = await production.yoga.fetch('http://localhost/graphiql-assets/yoga-graphiql.umd.js');
+    const script = await fetch(`${production.origin}/graphiql-assets/yoga-graphiql.umd.js`);
     expect(script.status).toBe(404);
   } finally {
     await production.close();

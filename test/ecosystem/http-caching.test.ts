@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { startFacade, useFacade, type Facade } from '../helpers/facade.ts';
 
 const products = '{ catalogProducts(catalogId: "C1") }';
 const both = '{ catalogProducts(catalogId: "C1") classificationGroups(classificationId: "K1") }';
@@ -17,21 +16,11 @@ function answerWith(headersFor: (url: string) => Record<string, string>) {
 }
 const maxAge60 = answerWith(() => ({ 'cache-control': 'max-age=60' }));
 
-let upstream: Upstream;
-let facade: Facade;
-beforeAll(async () => {
-  upstream = await startUpstream(maxAge60);
-  facade = await startFacade(upstream.url, { PIM_API_KEY: 'server-key', PIM_CACHE: 'false' });
-});
-afterAll(async () => {
-  await facade?.close();
-  await upstream?.close();
-});
-beforeEach(() => upstream.reset());
+const fixture = useFacade({ PIM_API_KEY: 'server-key', PIM_CACHE: 'false' }, maxAge60);
 
 /** Sends one operation as a GET, as urql and persisted-query links do. */
 function get(query: string, headers: Record<string, string> = {}) {
-  return fetch(`${facade.url}/graphql?query=${encodeURIComponent(query)}`, { headers });
+  return fetch(`${fixture.facade.url}?query=${encodeURIComponent(query)}`, { headers });
 }
 
 describe('Cache-Control from the upstream freshness', () => {
@@ -40,22 +29,22 @@ describe('Cache-Control from the upstream freshness', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('public, max-age=60, s-maxage=60');
     expect((await response.json()).data.catalogProducts.data).toHaveLength(1);
-    expect(upstream.requests).toHaveLength(1);
+    expect(fixture.upstream.requests).toHaveLength(1);
   });
 
   it('takes the smallest freshness among the fields, the upstream Age taken off', async () => {
-    upstream.respond(
+    fixture.upstream.respond(
       answerWith((url): Record<string, string> =>
         url.includes('/products/') ? { 'cache-control': 'max-age=60' } : { 'cache-control': 'max-age=50', age: '20' },
       ),
     );
     const response = await get(both);
     expect(response.headers.get('cache-control')).toBe('public, max-age=30, s-maxage=30');
-    expect(upstream.requests).toHaveLength(2);
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 
   it('is private when one upstream answer is private', async () => {
-    upstream.respond(
+    fixture.upstream.respond(
       answerWith((url) => ({ 'cache-control': url.includes('/products/') ? 'max-age=60' : 'private, max-age=40' })),
     );
     expect((await get(both)).headers.get('cache-control')).toBe('private, max-age=40');
@@ -69,16 +58,16 @@ describe('Cache-Control from the upstream freshness', () => {
       const vary = (response.headers.get('vary') ?? '').toLowerCase().split(/\s*,\s*/);
       expect(vary).toEqual(expect.arrayContaining(['accept', 'x-api-key', 'authorization']));
     }
-    expect(upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['caller-key', 'server-key']);
+    expect(fixture.upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['caller-key', 'server-key']);
   });
 
   it('counts a hit of the façade’s own upstream cache with the time it has spent there', async () => {
-    const cached = await startFacade(upstream.url, { PIM_API_KEY: 'server-key' });
+    const cached = await startFacade(fixture.upstream.url, { PIM_API_KEY: 'server-key' });
     try {
       expect((await fetchFrom(cached, products)).headers.get('cache-control')).toContain('max-age=60');
       await new Promise((resolve) => setTimeout(resolve, 2_100));
       const hit = await fetchFrom(cached, products);
-      expect(upstream.requests).toHaveLength(1);
+      expect(fixture.upstream.requests).toHaveLength(1);
       const maxAge = Number(/max-age=(\d+)/.exec(hit.headers.get('cache-control') ?? '')?.[1]);
       expect(maxAge).toBeGreaterThanOrEqual(50);
       expect(maxAge).toBeLessThanOrEqual(58);
@@ -89,14 +78,14 @@ describe('Cache-Control from the upstream freshness', () => {
 });
 
 function fetchFrom(target: Facade, query: string) {
-  return fetch(`${target.url}/graphql?query=${encodeURIComponent(query)}`);
+  return fetch(`${target.url}?query=${encodeURIComponent(query)}`);
 }
 
 describe('no-store', () => {
   it('for POST, with private when a credential was forwarded', async () => {
-    expect((await facade.post(products)).status).toBe(200);
+    expect((await fixture.facade.post(products)).status).toBe(200);
     const post = (headers: Record<string, string>) =>
-      fetch(`${facade.url}/graphql`, {
+      fetch(fixture.facade.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ query: products }),
@@ -106,7 +95,7 @@ describe('no-store', () => {
   });
 
   it('for errors and partial data', async () => {
-    upstream.respond(
+    fixture.upstream.respond(
       answerWith((url): Record<string, string> => (url.includes('/products/') ? { 'x-status': '500' } : {})),
     );
     const partial = await get('{ catalogProducts(catalogId: "C1") ok: classificationGroups(classificationId: "K1") }');
@@ -122,9 +111,9 @@ describe('no-store', () => {
   });
 
   it('when the upstream gave no freshness, or no upstream answer was used', async () => {
-    upstream.respond(answerWith(() => ({})));
+    fixture.upstream.respond(answerWith(() => ({})));
     expect((await get(products)).headers.get('cache-control')).toBe('no-store');
-    upstream.respond(answerWith(() => ({ 'cache-control': 'no-store' })));
+    fixture.upstream.respond(answerWith(() => ({ 'cache-control': 'no-store' })));
     expect((await get(products)).headers.get('cache-control')).toBe('no-store');
     expect((await get('{ __typename }')).headers.get('cache-control')).toBe('no-store');
   });
@@ -144,7 +133,7 @@ describe('no-store', () => {
 
   it('for /health, /readiness and /metrics', async () => {
     for (const path of ['/health', '/readiness', '/metrics']) {
-      const response = await fetch(`${facade.url}${path}`);
+      const response = await fetch(`${fixture.facade.origin}${path}`);
       await response.text();
       expect(response.headers.get('cache-control'), path).toBe('no-store');
     }

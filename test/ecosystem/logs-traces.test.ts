@@ -1,9 +1,8 @@
-import { Writable } from 'node:stream';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { serveApp } from './serve.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { captureLogs } from '../helpers/logs.ts';
 
 const searchTemplate = '/pxm/pimapi/v1/catalogs/:catalogId/products/search';
 const groupTemplate = '/pxm/pimapi/v1/classifications/:classificationId/groups/:classificationGroupId';
@@ -15,25 +14,13 @@ function handler(req: Parameters<typeof echo>[0], res: Parameters<typeof echo>[1
 }
 
 let upstream: Upstream;
-let server: Awaited<ReturnType<typeof serveApp>>;
+let server: Facade;
 const spans = new InMemorySpanExporter();
-const logLines: Array<Record<string, any>> = [];
-const rawLog: string[] = [];
+const { logger, lines: logLines, raw: rawLog } = captureLogs('info');
 
 beforeAll(async () => {
   upstream = await startUpstream(handler);
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      rawLog.push(String(chunk));
-      logLines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  server = await serveApp(
-    upstream.url,
-    { PIM_CACHE: 'false' },
-    { logger: pino({ level: 'info' }, sink), extras: { spanExporter: spans } },
-  );
+  server = await startFacade(upstream.url, { PIM_CACHE: 'false' }, { logger, extras: { spanExporter: spans } });
 });
 afterAll(async () => {
   await server?.close();
@@ -44,15 +31,15 @@ beforeEach(() => {
   spans.reset();
 });
 
-const post = (query: string, headers?: Record<string, string>) => server.post(query, headers);
+const post = (query: string, headers?: Record<string, string>) => server.post(query, undefined, headers);
 
 describe('request id and logs', () => {
   it('takes the caller id, answers with it, forwards it upstream and logs it without credentials', async () => {
-    const { response } = await post('query Logged { catalogProducts(catalogId: "MACHINERY") }', {
+    const { headers } = await post('query Logged { catalogProducts(catalogId: "MACHINERY") }', {
       'x-request-id': 'req-42',
       'x-api-key': 'secret-key-value',
     });
-    expect(response.headers.get('x-request-id')).toBe('req-42');
+    expect(headers.get('x-request-id')).toBe('req-42');
     expect(upstream.requests[0]!.headers['x-request-id']).toBe('req-42');
     expect(upstream.requests[0]!.headers['x-api-key']).toBe('secret-key-value');
     expect(logLines.find((l) => l.reqId === 'req-42')).toMatchObject({
@@ -73,8 +60,8 @@ describe('request id and logs', () => {
   });
 
   it('replaces a missing or unsafe id with a generated one', async () => {
-    const { response } = await post('{ catalogProducts(catalogId: "MACHINERY") }', { 'x-request-id': 'a b{c}' });
-    const id = response.headers.get('x-request-id');
+    const { headers } = await post('{ catalogProducts(catalogId: "MACHINERY") }', { 'x-request-id': 'a b{c}' });
+    const id = headers.get('x-request-id');
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(upstream.requests[0]!.headers['x-request-id']).toBe(id);
   });
@@ -124,7 +111,7 @@ describe('tracing', () => {
 
   it('sends spans to the configured OTLP/HTTP endpoint', async () => {
     const collector = await startUpstream((_req, res) => void res.writeHead(200).end());
-    const app = await serveApp(upstream.url, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    const app = await startFacade(upstream.url, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
     try {
       await fetch(app.url, {
         method: 'POST',

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { serveApp } from './serve.ts';
+import { describe, expect, it } from 'vitest';
+import { startFacade, useFacade } from '../helpers/facade.ts';
+import { echo } from '../helpers/upstream.ts';
 
 // Products answer from the echo; group reads are 404, except group BUSY, which is 503 once.
 let busyOnce = true;
@@ -15,26 +15,13 @@ function handler(req: Parameters<typeof echo>[0], res: Parameters<typeof echo>[1
   echo(req, res);
 }
 
-let upstream: Upstream;
-let server: Awaited<ReturnType<typeof serveApp>>;
+const fixture = useFacade({ PIM_CACHE: 'false', PIM_RETRY_BASE_MS: '1' }, handler);
 
-beforeAll(async () => {
-  upstream = await startUpstream(handler);
-  server = await serveApp(upstream.url, { PIM_CACHE: 'false', PIM_RETRY_BASE_MS: '1' });
-});
-afterAll(async () => {
-  await server?.close();
-  await upstream?.close();
-});
-beforeEach(() => {
-  upstream.reset();
-});
-
-const post = (query: string, headers?: Record<string, string>) => server.post(query, headers);
+const post = (query: string, headers?: Record<string, string>) => fixture.facade.post(query, undefined, headers);
 
 /** The value of one sample line in Prometheus text format, e.g. `name{a="b"}`. */
 async function scrape() {
-  const response = await fetch(`${server.origin}/metrics`);
+  const response = await fetch(`${fixture.facade.origin}/metrics`);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
   const text = await response.text();
   return (sample: string) => {
@@ -65,7 +52,7 @@ describe('/metrics', () => {
     expect(value('pim_upstream_retries_total{operation="getClassificationGroup"}')).toBe(1);
     expect(value('pim_upstream_breaker_state{state="closed"}')).toBe(1);
     expect(value('pim_upstream_breaker_state{state="open"}')).toBe(0);
-    expect(upstream.requests).toHaveLength(4);
+    expect(fixture.upstream.requests).toHaveLength(4);
   });
 
   it('bounds the operation names a client can turn into series', async () => {
@@ -80,11 +67,11 @@ describe('/metrics', () => {
 
   it('keeps a scrape under 256 KB when 100 clients send 60 KB operation names', async () => {
     // A fresh app, so the attack meets an empty name table as on a newly started replica.
-    const attacked = await serveApp(upstream.url);
+    const attacked = await startFacade(fixture.upstream.url);
     try {
       for (let i = 0; i < 100; i++) {
-        const { response } = await attacked.post(`query N${i}_${'x'.repeat(60_000)} { __typename }`);
-        expect(response.status).toBe(200);
+        const { status } = await attacked.post(`query N${i}_${'x'.repeat(60_000)} { __typename }`);
+        expect(status).toBe(200);
       }
       const attackedScrape = await (await fetch(`${attacked.origin}/metrics`)).text();
       expect(Buffer.byteLength(attackedScrape)).toBeLessThan(256 * 1024);
@@ -95,15 +82,15 @@ describe('/metrics', () => {
       const fullScrape = await (await fetch(`${attacked.origin}/metrics`)).text();
       expect(fullScrape).toContain(`operation_name="N099_${'x'.repeat(43)}"`);
       expect(Buffer.byteLength(fullScrape)).toBeLessThan(256 * 1024);
-      expect(upstream.requests).toHaveLength(0);
+      expect(fixture.upstream.requests).toHaveLength(0);
     } finally {
       await attacked.close();
     }
   });
 
   it('moves or turns off the endpoint with METRICS_PATH', async () => {
-    const moved = await serveApp(upstream.url, { METRICS_PATH: '/internal/metrics' });
-    const off = await serveApp(upstream.url, { METRICS_PATH: 'off' });
+    const moved = await startFacade(fixture.upstream.url, { METRICS_PATH: '/internal/metrics' });
+    const off = await startFacade(fixture.upstream.url, { METRICS_PATH: 'off' });
     try {
       expect((await fetch(`${moved.origin}/internal/metrics`)).status).toBe(200);
       expect((await fetch(`${moved.origin}/metrics`)).status).not.toBe(200);
@@ -114,7 +101,7 @@ describe('/metrics', () => {
   });
 
   it('keeps a registry per app, so two apps in one process count apart', async () => {
-    const other = await serveApp(upstream.url);
+    const other = await startFacade(fixture.upstream.url);
     try {
       const response = await fetch(`${other.origin}/metrics`);
       expect(await response.text()).not.toMatch(/graphql_operations_total\{/);

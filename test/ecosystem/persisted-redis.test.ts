@@ -2,7 +2,7 @@ import { gql, type TypedDocumentNode } from '@apollo/client';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { startRedis } from '../helpers/redis.ts';
-import { startDemoUpstream } from './demo-upstream.ts';
+import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { apolloClient, noCache, recordingFetch, sha256 } from './persisted-client.ts';
 
 const Groups: TypedDocumentNode<{ classificationGroups: unknown }> = gql`
@@ -17,7 +17,7 @@ const Products: TypedDocumentNode<{ catalogProducts: unknown }> = gql`
 `;
 
 let redis: Awaited<ReturnType<typeof startRedis>>;
-let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
+let upstream: DemoUpstream;
 let replicas: Facade[] = [];
 beforeAll(async () => {
   redis = await startRedis();
@@ -35,7 +35,7 @@ beforeEach(() => upstream.reset());
 
 const query = async (replica: Facade, document: typeof Groups | typeof Products) => {
   const sent = recordingFetch();
-  const result = await apolloClient(`${replica.url}/graphql`, sent.fetch).query({ query: document, ...noCache });
+  const result = await apolloClient(replica.url, sent.fetch).query({ query: document, ...noCache });
   return { result, sent: sent.sent.map(({ method, hasQuery }) => [method, hasQuery]), hash: sent.sent[0]!.hash! };
 };
 

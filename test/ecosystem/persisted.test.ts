@@ -6,7 +6,7 @@ import { CombinedGraphQLErrors, gql, type TypedDocumentNode } from '@apollo/clie
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CatalogProductsDocument, ClassificationGroupsDocument } from '../../examples/gql/graphql.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startDemoUpstream } from './demo-upstream.ts';
+import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { apolloClient, noCache, recordingFetch, sha256, urqlClient } from './persisted-client.ts';
 
 const committedManifest = fileURLToPath(new URL('../../examples/gql/persisted-documents.json', import.meta.url));
@@ -15,7 +15,7 @@ const hostile = `query Hostile { ${Array.from({ length: 20 }, (_, i) => `a${i}: 
 const products = { catalogId: 'MACHINERY', groupId: 'MC-050200', pageSize: 1 };
 const searches = () => upstream.requests.filter((r) => r.url.includes('/products/search')).length;
 
-let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
+let upstream: DemoUpstream;
 let apq: Facade;
 let trusted: Facade;
 let dir: string;
@@ -43,11 +43,11 @@ beforeEach(() => upstream.reset());
 /** A GET naming a document by APQ hash only. */
 const byHash = (facade: Facade, hash: string) =>
   fetch(
-    `${facade.url}/graphql?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: hash } }))}`,
+    `${facade.url}?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: hash } }))}`,
   );
 /** A POST registering a document under a hash, as a client does after a miss. */
 const register = (facade: Facade, query: string, hash = sha256(query)) =>
-  fetch(`${facade.url}/graphql`, {
+  fetch(facade.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }),
@@ -63,7 +63,7 @@ describe('APQ with Apollo Client (persisted-query link, hashed queries over GET)
 
   it('sends the hash, the document once on a miss, then only the hash', async () => {
     const first = recordingFetch();
-    const miss = await apolloClient(`${apq.url}/graphql`, first.fetch).query({ query: ApolloProducts, ...noCache });
+    const miss = await apolloClient(apq.url, first.fetch).query({ query: ApolloProducts, ...noCache });
     expect(miss.error).toBeUndefined();
     expect(miss.data?.catalogProducts).toMatchObject({ status: 200 });
     expect(first.sent.map(({ method, hasQuery }) => [method, hasQuery])).toEqual([
@@ -74,7 +74,7 @@ describe('APQ with Apollo Client (persisted-query link, hashed queries over GET)
 
     // A new client (a page reload): its first request is already a hit.
     const second = recordingFetch();
-    const hit = await apolloClient(`${apq.url}/graphql`, second.fetch).query({ query: ApolloProducts, ...noCache });
+    const hit = await apolloClient(apq.url, second.fetch).query({ query: ApolloProducts, ...noCache });
     expect(hit.data).toEqual(miss.data);
     expect(second.sent).toMatchObject([{ method: 'GET', hasQuery: false, hash: first.sent[0]!.hash }]);
     expect(new URL(second.sent[0]!.url).searchParams.has('query')).toBe(false);
@@ -84,7 +84,7 @@ describe('APQ with Apollo Client (persisted-query link, hashed queries over GET)
   it('refuses a document whose hash does not match it, and stores nothing under that hash', async () => {
     const lie = sha256('query Other { __typename }');
     const sent = recordingFetch();
-    const { error } = await apolloClient(`${apq.url}/graphql`, sent.fetch, { generateHash: () => lie }).query({
+    const { error } = await apolloClient(apq.url, sent.fetch, { generateHash: () => lie }).query({
       query: ApolloProducts,
       ...noCache,
     });
@@ -107,7 +107,7 @@ describe('APQ with urql (persisted exchange over GET)', () => {
 
   it('sends the hash, the document once on a miss (still a GET), then only the hash', async () => {
     const first = recordingFetch();
-    const miss = await urqlClient(`${apq.url}/graphql`, first.fetch).query(UrqlGroups, {});
+    const miss = await urqlClient(apq.url, first.fetch).query(UrqlGroups, {});
     expect(miss.error).toBeUndefined();
     expect(miss.data?.classificationGroups).toMatchObject({ status: 200 });
     expect(first.sent.map(({ method, hasQuery }) => [method, hasQuery])).toEqual([
@@ -118,7 +118,7 @@ describe('APQ with urql (persisted exchange over GET)', () => {
     expect(first.sent[0]!.hash).toBe(sha256(new URL(first.sent[1]!.url).searchParams.get('query')!));
 
     const second = recordingFetch();
-    const hit = await urqlClient(`${apq.url}/graphql`, second.fetch).query(UrqlGroups, {});
+    const hit = await urqlClient(apq.url, second.fetch).query(UrqlGroups, {});
     expect(hit.data).toEqual(miss.data);
     expect(second.sent).toMatchObject([{ method: 'GET', hasQuery: false }]);
     expect(second.sent[0]!.url.length).toBeLessThan(first.sent[1]!.url.length);
@@ -136,7 +136,7 @@ describe('the APQ protocol', () => {
   });
 
   it('applies the abuse limits to persisted documents, from the manifest as from the store', async () => {
-    const fromManifest = await fetch(`${apq.url}/graphql?documentId=sha256:${sha256(hostile)}`);
+    const fromManifest = await fetch(`${apq.url}?documentId=sha256:${sha256(hostile)}`);
     expect(fromManifest.status).toBe(400);
     expect(await codes(fromManifest)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
     const other = hostile.replace('Hostile', 'Hostile2');
@@ -162,13 +162,13 @@ describe('the APQ protocol', () => {
   });
 
   it('counts only the manifest operation names as metric labels', async () => {
-    await apolloClient(`${apq.url}/graphql`, fetch, { generateHash: (doc: any) => doc.__meta__.hash }).query({
+    await apolloClient(apq.url, fetch, { generateHash: (doc: any) => doc.__meta__.hash }).query({
       query: CatalogProductsDocument,
       variables: products,
       ...noCache,
     });
     await apq.post('query NotInManifest { __typename }');
-    const scrape = await (await fetch(`${apq.url}/metrics`)).text();
+    const scrape = await (await fetch(`${apq.origin}/metrics`)).text();
     expect(scrape).toContain('graphql_operations_total{operation_type="query",operation_name="CatalogProducts"} 1');
     expect(scrape).not.toContain('NotInManifest');
     expect(scrape).not.toContain('ApolloProducts');
@@ -180,7 +180,7 @@ describe('trusted documents only (PERSISTED_DOCUMENTS_ONLY=true)', () => {
 
   it('runs the manifest documents by hash with Apollo Client and urql, and by documentId', async () => {
     const apollo = recordingFetch();
-    const viaApollo = await apolloClient(`${trusted.url}/graphql`, apollo.fetch, fromManifest).query({
+    const viaApollo = await apolloClient(trusted.url, apollo.fetch, fromManifest).query({
       query: CatalogProductsDocument,
       variables: products,
       ...noCache,
@@ -188,7 +188,7 @@ describe('trusted documents only (PERSISTED_DOCUMENTS_ONLY=true)', () => {
     expect(viaApollo.error).toBeUndefined();
     expect(apollo.sent).toMatchObject([{ method: 'GET', hasQuery: false }]);
     const urql = recordingFetch();
-    const viaUrql = await urqlClient(`${trusted.url}/graphql`, urql.fetch, {
+    const viaUrql = await urqlClient(trusted.url, urql.fetch, {
       enforcePersistedQueries: true,
       generateHash: async (_query, doc: any) => doc.__meta__.hash,
     }).query(ClassificationGroupsDocument, { classificationId: 'ECLASS-DEMO', pageSize: 1 });
@@ -196,7 +196,7 @@ describe('trusted documents only (PERSISTED_DOCUMENTS_ONLY=true)', () => {
     expect(urql.sent).toMatchObject([{ method: 'GET', hasQuery: false }]);
     const id = (CatalogProductsDocument as any).__meta__.hash;
     const byId = await fetch(
-      `${trusted.url}/graphql?documentId=${id}&variables=${encodeURIComponent(JSON.stringify(products))}`,
+      `${trusted.url}?documentId=${id}&variables=${encodeURIComponent(JSON.stringify(products))}`,
     );
     expect((await byId.json()).data.catalogProducts).toMatchObject({ status: 200 });
     expect(upstream.requests).toHaveLength(3);
@@ -208,7 +208,7 @@ describe('trusted documents only (PERSISTED_DOCUMENTS_ONLY=true)', () => {
     const unknown = await byHash(trusted, sha256('{ __typename }'));
     expect([unknown.status, await codes(unknown)]).toEqual([400, ['TRUSTED_DOCUMENT_REQUIRED']]);
     const sent = recordingFetch();
-    const { error } = await apolloClient(`${trusted.url}/graphql`, sent.fetch).query({
+    const { error } = await apolloClient(trusted.url, sent.fetch).query({
       query: gql`
         query Untrusted {
           classificationGroups(classificationId: "ECLASS-DEMO")

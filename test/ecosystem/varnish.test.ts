@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startVarnish, type Varnish } from '../helpers/varnish.ts';
-import { startDemoUpstream } from './demo-upstream.ts';
+import { startVarnish } from '../helpers/varnish.ts';
+import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 
 // Which caller the upstream saw, as a label: bodies tell the callers apart without echoing keys.
 const tenants: Record<string, string> = { 'server-key': 'public', 'key-a': 'A', 'key-b': 'B' };
@@ -21,26 +21,31 @@ function catalogUpstream(req: IncomingMessage, res: ServerResponse) {
   res.end(JSON.stringify({ status, meta: { languageId: null }, data: [{ url, tenant }] }));
 }
 
-/** The façade behind Varnish, counting the GraphQL requests that reach it. */
+/** The façade behind Varnish, counting the GraphQL requests that reach it; `close` stops both. */
 async function startStack(upstreamUrl: string) {
   const facade = await startFacade(upstreamUrl, { PIM_API_KEY: 'server-key', PIM_CACHE: 'false' });
   const seen = { graphql: 0 };
   facade.server.on('request', (req: IncomingMessage) => void (req.url?.startsWith('/graphql') && seen.graphql++));
-  return { facade, seen };
+  const varnish = await startVarnish(facade.port).catch(async (error: unknown) => {
+    await facade.close();
+    throw error;
+  });
+  const close = async () => {
+    await varnish.close();
+    await facade.close();
+  };
+  return { facade, seen, varnish, close };
 }
 
 describe('behind Varnish', () => {
   let upstream: Upstream;
   let stack: Awaited<ReturnType<typeof startStack>>;
-  let varnish: Varnish;
   beforeAll(async () => {
     upstream = await startUpstream(catalogUpstream);
     stack = await startStack(upstream.url);
-    varnish = await startVarnish(stack.facade.port);
   });
   afterAll(async () => {
-    await varnish?.close();
-    await stack?.facade.close();
+    await stack?.close();
     await upstream?.close();
   });
   beforeEach(() => {
@@ -51,7 +56,7 @@ describe('behind Varnish', () => {
   /** GETs `{ catalogProducts(catalogId) }` through Varnish; returns the tenant the answer was made for. */
   async function get(catalogId: string, headers: Record<string, string> = {}) {
     const query = `{ catalogProducts(catalogId: "${catalogId}") }`;
-    const response = await fetch(`${varnish.url}/graphql?query=${encodeURIComponent(query)}`, { headers });
+    const response = await fetch(`${stack.varnish.url}/graphql?query=${encodeURIComponent(query)}`, { headers });
     const body = await response.json();
     return {
       response,
@@ -151,17 +156,14 @@ function browsingMix(requests: number) {
 }
 
 describe('hit share of a browsing mix behind Varnish', () => {
-  let upstream: Awaited<ReturnType<typeof startDemoUpstream>>;
+  let upstream: DemoUpstream;
   let stack: Awaited<ReturnType<typeof startStack>>;
-  let varnish: Varnish;
   beforeAll(async () => {
     upstream = await startDemoUpstream();
     stack = await startStack(upstream.url);
-    varnish = await startVarnish(stack.facade.port);
   });
   afterAll(async () => {
-    await varnish?.close();
-    await stack?.facade.close();
+    await stack?.close();
     await upstream?.close();
   });
 
@@ -170,7 +172,7 @@ describe('hit share of a browsing mix behind Varnish', () => {
     upstream.reset();
     let hits = 0;
     for (const { query, key } of mix) {
-      const response = await fetch(`${varnish.url}/graphql?query=${encodeURIComponent(query)}`, {
+      const response = await fetch(`${stack.varnish.url}/graphql?query=${encodeURIComponent(query)}`, {
         headers: key ? { 'x-api-key': key } : {},
       });
       expect((await response.json()).errors).toBeUndefined();

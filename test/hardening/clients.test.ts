@@ -38,7 +38,7 @@ const urls = [
 describe('clients with default settings against the default limits', () => {
   it('Apollo Client (POST)', async () => {
     const client = new ApolloClient({
-      link: new HttpLink({ uri: `${facade.url}/graphql` }),
+      link: new HttpLink({ uri: facade.url }),
       cache: new InMemoryCache(),
     });
     const { data, error } = await client.query({
@@ -54,7 +54,7 @@ describe('clients with default settings against the default limits', () => {
   });
 
   it('urql (GET)', async () => {
-    const client = new Client({ url: `${facade.url}/graphql`, exchanges: [fetchExchange] });
+    const client = new Client({ url: facade.url, exchanges: [fetchExchange] });
     const result = await client.query(overview, { catalogId: 'C1' }).toPromise();
     expect(result.error).toBeUndefined();
     expect(methods).toEqual(['GET']);

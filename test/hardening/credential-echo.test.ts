@@ -1,12 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createServer, type FacadeServer } from '../../src/http/server.ts';
-import { startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { captureLogs } from '../helpers/logs.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 const SERVER_KEY = 'server-key-987654';
 const CALLER_KEY = 'caller-key-123456';
@@ -14,54 +10,35 @@ const TOKEN = 'tok/abcdef"123456';
 const secrets = [SERVER_KEY, CALLER_KEY, TOKEN, JSON.stringify(TOKEN).slice(1, -1)];
 const statuses = [200, 400, 401, 403, 404, 422, 429, 500, 503];
 
-let upstream: FaultyUpstream;
-let server: FacadeServer;
-let url: string;
-const log: string[] = [];
+let upstream: Upstream;
+let facade: Facade;
+const { logger, raw: log } = captureLogs('trace');
 const spans = new InMemorySpanExporter();
 
 beforeAll(async () => {
   // Every status, with every credential header echoed in its body (message and data) and headers.
-  upstream = await startFaultyUpstream((req, res) => {
+  upstream = await startUpstream((req, res) => {
     const status = Number(/status-(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
     const echoed = `key ${req.headers['x-api-key']} auth ${req.headers.authorization}`;
     res.writeHead(status, { 'content-type': 'application/json', 'x-echo': echoed.replace(/[^\x20-\x7e]/g, '') });
     res.end(JSON.stringify({ status, error: `No catalog for ${echoed}`, data: [{ echoed }] }));
   });
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      log.push(String(chunk));
-      done();
-    },
-  });
-  const config = loadConfig({
-    PIM_BASE_URL: upstream.url,
-    PIM_API_KEY: SERVER_KEY,
-    PIM_RETRIES: '0',
-    PIM_CACHE: 'false',
-    GRAPHQL_MAX_ALIASES: '20',
-  });
-  const app = createApp({ ...config, pimBaseUrl: upstream.url }, pino({ level: 'trace' }, sink), {
-    spanExporter: spans,
-  });
-  server = createServer(app, config.http);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  facade = await startFacade(
+    upstream.url,
+    { PIM_API_KEY: SERVER_KEY, PIM_RETRIES: '0', PIM_CACHE: 'false', GRAPHQL_MAX_ALIASES: '20' },
+    { logger, extras: { spanExporter: spans } },
+  );
 });
 afterAll(async () => {
-  await server.shutdown();
-  await upstream.close();
+  await facade?.close();
+  await upstream?.close();
 });
 
 const query = `{ ${statuses.map((s) => `s${s}: classificationGroups(classificationId: "status-${s}")`).join(' ')} }`;
 
 async function post(headers: Record<string, string>) {
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query }),
-  });
-  return { text: `${JSON.stringify([...response.headers])}${await response.text()}` };
+  const answer = await facade.post(query, undefined, headers);
+  return { text: `${JSON.stringify([...answer.headers])}${answer.text}` };
 }
 
 describe('an upstream that echoes credentials', () => {

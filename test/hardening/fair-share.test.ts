@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { faults, startFaultyUpstream, type FaultyUpstream, type Handler } from '../helpers/faulty-upstream.ts';
+import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
-let upstream: FaultyUpstream | undefined;
+let upstream: Upstream | undefined;
 let facade: Facade | undefined;
 afterEach(async () => {
   await facade?.close().catch(() => undefined);
@@ -32,20 +32,20 @@ const codes = (body: Awaited<ReturnType<typeof post>>) => [...new Set(body.error
 
 /** Answers key A after `ms`, everyone else at once. */
 const slowFor =
-  (key: string, ms: number): Handler =>
+  (key: string, ms: number): UpstreamHandler =>
   (req, res) =>
     req.headers['x-api-key'] === key ? faults.slowHeaders(ms)(req, res) : faults.ok(req, res);
 
 describe('one credential cannot starve the others', () => {
   it("answers key B within 2 s while key A's burst fills the queue; the breaker stays closed, readiness 200", async () => {
-    upstream = await startFaultyUpstream(slowFor('A', 3_000));
+    upstream = await startUpstream(slowFor('A', 3_000));
     facade = await startFacade(upstream.url, {
       PIM_TIMEOUT_MS: '4000',
       GRAPHQL_BUDGET_MS: '8000',
       READINESS_MAX_AGE_MS: '500',
       PIM_CACHE: 'false',
     });
-    const { url } = facade;
+    const url = facade.origin;
     const burst = new AbortController();
     const a = Array.from({ length: 10 }, (_, r) => post(url, fields(`A${r}`, 15), 'A', burst.signal));
     const readiness: number[] = [];
@@ -81,7 +81,7 @@ describe('one credential cannot starve the others', () => {
     const inFlight = new Map<string, number>();
     const peaks = new Map<string, number>();
     let peak = 0;
-    upstream = await startFaultyUpstream((req, res) => {
+    upstream = await startUpstream((req, res) => {
       const key = String(req.headers['x-api-key']);
       inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
       peaks.set(key, Math.max(peaks.get(key) ?? 0, inFlight.get(key)!));
@@ -97,14 +97,14 @@ describe('one credential cannot starve the others', () => {
       PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '2',
       PIM_CACHE: 'false',
     });
-    const bodies = await Promise.all(['K1', 'K2'].map((key) => post(facade!.url, fields(key, 6), key)));
+    const bodies = await Promise.all(['K1', 'K2'].map((key) => post(facade!.origin, fields(key, 6), key)));
     expect(bodies.flatMap(codes)).toEqual([]);
     expect(Object.fromEntries(peaks)).toEqual({ K1: 2, K2: 2 });
     expect(peak).toBe(4);
   });
 
   it('a budget spent in the queue is BUDGET_EXCEEDED, not retried, and does not open the breaker', async () => {
-    upstream = await startFaultyUpstream(faults.slowHeaders(1_500));
+    upstream = await startUpstream(faults.slowHeaders(1_500));
     facade = await startFacade(upstream.url, {
       PIM_MAX_CONCURRENCY: '1',
       PIM_TIMEOUT_MS: '5000',
@@ -112,7 +112,7 @@ describe('one credential cannot starve the others', () => {
       PIM_BREAKER_THRESHOLD: '2',
       PIM_CACHE: 'false',
     });
-    const body = await post(facade.url, fields('Q', 4));
+    const body = await post(facade.origin, fields('Q', 4));
     expect(body.errors?.map((e) => e.extensions.code)).toEqual(Array(4).fill('BUDGET_EXCEEDED'));
     // Only the first call left the queue; the budget cut it short, so it is no upstream fault either.
     expect(upstream.requests).toHaveLength(1);
@@ -120,7 +120,7 @@ describe('one credential cannot starve the others', () => {
   });
 
   it('requests in flight during a graceful shutdown do not time out in the queue', async () => {
-    upstream = await startFaultyUpstream(faults.slowHeaders(200));
+    upstream = await startUpstream(faults.slowHeaders(200));
     facade = await startFacade(upstream.url, {
       PIM_MAX_CONCURRENCY: '4',
       PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '4',
@@ -128,7 +128,7 @@ describe('one credential cannot starve the others', () => {
       SHUTDOWN_GRACE_MS: '10000',
       PIM_CACHE: 'false',
     });
-    const inFlight = Array.from({ length: 24 }, (_, i) => post(facade!.url, fields(`S${i}`, 1)));
+    const inFlight = Array.from({ length: 24 }, (_, i) => post(facade!.origin, fields(`S${i}`, 1)));
     // A second wave has been sent: every request has reached the server and most wait in the queue.
     await expect.poll(() => upstream!.requests.length).toBeGreaterThanOrEqual(8);
     const shutdown = facade.close();

@@ -1,11 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  faults,
-  freePort,
-  startFaultyUpstream,
-  type FaultyUpstream,
-  type Handler,
-} from '../helpers/faulty-upstream.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
 // Short deadlines keep the table quick; the time bounds below are generous on purpose.
@@ -18,11 +13,11 @@ const env = {
 };
 const query = '{ classificationGroups(classificationId: "E") }';
 
-let upstream: FaultyUpstream;
+let upstream: Upstream;
 let facade: Facade | undefined;
 
 beforeAll(async () => {
-  upstream = await startFaultyUpstream();
+  upstream = await startUpstream();
 });
 afterEach(async () => {
   await facade?.close();
@@ -33,7 +28,7 @@ afterAll(() => upstream.close());
 /** The outcome: an error code with its upstream status, or 'data'. */
 type Expected = { code: string; status?: number } | 'data';
 // Each row: the fault, the outcome, upstream attempts, an upper bound on the time (ms), env overrides.
-type Row = [string, Handler, Expected, number, number, Record<string, string>?];
+type Row = [string, UpstreamHandler, Expected, number, number, Record<string, string>?];
 
 const rows: Row[] = [
   ['slow headers', faults.slowHeaders(3_000), { code: 'UPSTREAM_TIMEOUT' }, 1, 2_000],
@@ -145,10 +140,10 @@ describe('refused connections and the circuit breaker', () => {
 
     for (let i = 0; i < 3; i++) expect(await codes()).toEqual(['UPSTREAM_UNAVAILABLE']);
     expect(facade.app.upstream.breaker).toBe('open');
-    expect((await fetch(`${facade.url}/readiness`)).status).toBe(503);
+    expect((await fetch(`${facade.origin}/readiness`)).status).toBe(503);
 
     // The upstream is back, but the open breaker answers without calling it.
-    const back = await startFaultyUpstream(faults.ok, port);
+    const back = await startUpstream(faults.ok, port);
     try {
       const started = Date.now();
       expect(await codes()).toEqual(['UPSTREAM_UNAVAILABLE']);
@@ -160,7 +155,7 @@ describe('refused connections and the circuit breaker', () => {
       expect(await codes()).toBeUndefined();
       expect(back.requests).toHaveLength(1);
       expect(facade.app.upstream.breaker).toBe('closed');
-      expect((await fetch(`${facade.url}/readiness`)).status).toBe(200);
+      expect((await fetch(`${facade.origin}/readiness`)).status).toBe(200);
     } finally {
       await back.close();
     }
@@ -175,11 +170,11 @@ describe('refused connections and the circuit breaker', () => {
     });
     for (let i = 0; i < 2; i++) await facade.post(query);
     expect(facade.app.upstream.breaker).toBe('open');
-    const hanging = await startFaultyUpstream(() => undefined, port);
+    const hanging = await startUpstream(() => undefined, port);
     try {
       await new Promise((resolve) => setTimeout(resolve, 400));
       const controller = new AbortController();
-      const probe = fetch(`${facade.url}/graphql`, {
+      const probe = fetch(facade.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query }),

@@ -41,7 +41,7 @@ async function send(
   headers = {},
   body?: string | Readable,
 ): Promise<Outcome> {
-  const response = await request(`${target.url}${path}`, { method, headers, body });
+  const response = await request(`${target.origin}${path}`, { method, headers, body });
   const text = await response.body.text();
   let parsed: unknown;
   try {

@@ -1,20 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
 
-let upstream: Upstream;
-let facade: Facade;
-beforeAll(async () => {
-  upstream = await startUpstream();
-  facade = await startFacade(upstream.url);
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await facade.close();
-  await upstream.close();
-});
+const fixture = useFacade();
 
-const gql = (query: string, variables: Record<string, unknown>) => facade.post(query, variables);
+const gql = (query: string, variables: Record<string, unknown>) => fixture.facade.post(query, variables);
 
 /** Each id argument, how to query it, and where the id must land in the one upstream request. */
 const idArguments: Array<[string, (v: string) => string, (encoded: string) => string]> = [
@@ -61,7 +50,7 @@ describe('ids can never steer the upstream request', () => {
     expect(status).toBe(200);
     expect(body.data).toEqual({ r: null });
     expect(body.errors.map((e: any) => e.extensions.code)).toEqual(['BAD_USER_INPUT']);
-    expect(upstream.requests).toEqual([]);
+    expect(fixture.upstream.requests).toEqual([]);
   });
 
   const encoded: Array<[string, string]> = [
@@ -77,6 +66,6 @@ describe('ids can never steer the upstream request', () => {
     const { status, body } = await gql(`query($id: ID!) { r: ${field('$id')} }`, { id });
     expect(status).toBe(200);
     expect(body.errors).toBeUndefined();
-    expect(upstream.requests.map((r) => r.url)).toEqual([url]);
+    expect(fixture.upstream.requests.map((r) => r.url)).toEqual([url]);
   });
 });

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { faults, startFaultyUpstream, type FaultyUpstream, type Handler } from '../helpers/faulty-upstream.ts';
+import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
-let upstream: FaultyUpstream;
+let upstream: Upstream;
 let facade: Facade | undefined;
 beforeAll(async () => {
-  upstream = await startFaultyUpstream();
+  upstream = await startUpstream();
 });
 afterEach(async () => {
   await facade?.close().catch(() => undefined);
@@ -26,7 +26,7 @@ describe('graceful shutdown', () => {
   it('stops accepting, lets requests in flight finish, then closes', async () => {
     upstream.respond(faults.slowHeaders(300));
     facade = await startFacade(upstream.url, { SHUTDOWN_GRACE_MS: '5000' });
-    const { url } = facade;
+    const url = facade.origin;
     const inFlight = ['A', 'B', 'C'].map((id) => post(url, id));
     await expect.poll(() => upstream.requests.length).toBe(3);
 
@@ -50,7 +50,7 @@ describe('graceful shutdown', () => {
     upstream.respond(() => undefined);
     facade = await startFacade(upstream.url, { SHUTDOWN_GRACE_MS: '300', GRAPHQL_BUDGET_MS: '60000' });
     // Settled into a value right away, so the expected failure is never an unhandled rejection.
-    const stuck = post(facade.url, 'A').then(
+    const stuck = post(facade.origin, 'A').then(
       () => 'answered',
       () => 'cut',
     );
@@ -66,11 +66,11 @@ describe('graceful shutdown', () => {
 describe('client disconnect', () => {
   it('aborts the upstream calls the request started', async () => {
     const closed: string[] = [];
-    const hang: Handler = (req) => req.socket.once('close', () => closed.push(req.url ?? ''));
+    const hang: UpstreamHandler = (req) => req.socket.once('close', () => closed.push(req.url ?? ''));
     upstream.respond(hang);
     facade = await startFacade(upstream.url, { GRAPHQL_BUDGET_MS: '60000', PIM_TIMEOUT_MS: '60000' });
     const controller = new AbortController();
-    const request = fetch(`${facade.url}/graphql`, {
+    const request = fetch(facade.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: `{ a: ${query('A').slice(2, -2)} b: ${query('B').slice(2, -2)} }` }),
@@ -97,7 +97,7 @@ describe('client disconnects and the breaker', () => {
       PIM_CACHE: 'false',
     });
     const controllers = ['A', 'B', 'C', 'D'].map(() => new AbortController());
-    const requests = controllers.map((c, i) => post(facade!.url, `abandoned-${i}`, c.signal).catch(() => 'aborted'));
+    const requests = controllers.map((c, i) => post(facade!.origin, `abandoned-${i}`, c.signal).catch(() => 'aborted'));
     await expect.poll(() => upstream.requests.length).toBe(4);
     for (const controller of controllers) controller.abort();
     expect(await Promise.all(requests)).toEqual(['aborted', 'aborted', 'aborted', 'aborted']);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { faults, startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
 const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
@@ -7,10 +7,10 @@ const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 const query = (levels: number) =>
   `{ deep: classificationGroups(classificationId: "deep-${levels}") ok: classificationGroups(classificationId: "E") }`;
 
-let upstream: FaultyUpstream;
+let upstream: Upstream;
 let facade: Facade;
 beforeAll(async () => {
-  upstream = await startFaultyUpstream((req, res) => {
+  upstream = await startUpstream((req, res) => {
     const levels = /deep-(\d+)/.exec(req.url ?? '')?.[1];
     if (!levels) return faults.ok(req, res);
     res.writeHead(200, { 'content-type': 'application/json' }).end(nested(Number(levels)));

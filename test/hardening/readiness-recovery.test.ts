@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { faults, startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
-let upstream: FaultyUpstream | undefined;
+let upstream: Upstream | undefined;
 let facade: Facade | undefined;
 afterEach(async () => {
   await facade?.close();
@@ -17,13 +17,13 @@ const INTERVAL_MS = 200;
 
 describe('readiness after an upstream outage, with no GraphQL traffic', () => {
   it('stays 503 while the upstream fails, then turns 200 within the half-open delay plus one interval', async () => {
-    upstream = await startFaultyUpstream(faults.status(500, '{"error":"down"}'));
+    upstream = await startUpstream(faults.status(500, '{"error":"down"}'));
     facade = await startFacade(upstream.url, {
       PIM_BREAKER_THRESHOLD: '3',
       PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
       READINESS_MAX_AGE_MS: '100',
     });
-    const readiness = async () => (await fetch(`${facade!.url}/readiness`)).status;
+    const readiness = async () => (await fetch(`${facade!.origin}/readiness`)).status;
 
     // Down for longer than two half-open delays: the breaker opens, and every probe it lets through fails.
     const downUntil = Date.now() + 2.5 * HALF_OPEN_MS;

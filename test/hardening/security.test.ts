@@ -1,11 +1,11 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { faults, startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
-let upstream: FaultyUpstream;
+let upstream: Upstream;
 beforeAll(async () => {
-  upstream = await startFaultyUpstream();
+  upstream = await startUpstream();
 });
 afterAll(() => upstream.close());
 
@@ -56,7 +56,7 @@ describe.each([
   });
 
   it('serves no GraphiQL', async () => {
-    const response = await fetch(`${facade.url}/graphql`, { headers: { accept: 'text/html' } });
+    const response = await fetch(facade.url, { headers: { accept: 'text/html' } });
     expect(await response.text()).not.toMatch(/graphiql/i);
   });
 });
@@ -71,12 +71,12 @@ describe('development defaults', () => {
   it('answers introspection, suggests fields and serves GraphiQL', async () => {
     expect((await facade.post(introspection)).body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
     expect((await facade.post(typo)).body.errors[0].message).toMatch(/Did you mean "catalogProducts"/);
-    const page = await fetch(`${facade.url}/graphql`, { headers: { accept: 'text/html' } });
+    const page = await fetch(facade.url, { headers: { accept: 'text/html' } });
     expect(await page.text()).toMatch(/graphiql/i);
   });
 
   it('sends no CORS headers to any origin when no allow-list is set', async () => {
-    const response = await fetch(`${facade.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+    const response = await fetch(`${facade.url}?query=${encodeURIComponent('{ __typename }')}`, {
       headers: { origin: 'https://evil.example' },
     });
     expect(response.status).toBe(200);
@@ -92,7 +92,7 @@ describe('CORS allow-list', () => {
   afterAll(() => facade.close());
 
   const preflight = (origin: string) =>
-    fetch(`${facade.url}/graphql`, {
+    fetch(facade.url, {
       method: 'OPTIONS',
       headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
     });
@@ -116,7 +116,7 @@ describe('CSRF prevention, one setting away', () => {
   });
   afterAll(() => facade.close());
   const get = (headers: Record<string, string>) =>
-    fetch(`${facade.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept, ...headers } });
+    fetch(`${facade.url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept, ...headers } });
 
   it('refuses a GET without the header a browser cannot add cross-site without a preflight', async () => {
     expect((await get({})).status).toBe(403);
@@ -150,15 +150,15 @@ describe('the node:http server', () => {
 
   it('answers /health, and /readiness after one probe of the upstream', async () => {
     upstream.respond(faults.status(404, '{"error":"No classification"}'));
-    const health = await fetch(`${facade.url}/health`);
+    const health = await fetch(`${facade.origin}/health`);
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
-    const ready = await fetch(`${facade.url}/readiness`);
+    const ready = await fetch(`${facade.origin}/readiness`);
     expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
     expect(upstream.requests.map((r) => r.url)).toEqual([
       '/pxm/pimapi/v1/classifications/readiness-probe/groups?pageSize=1',
     ]);
     // A recent answer is enough: no second probe.
-    expect((await fetch(`${facade.url}/readiness`)).status).toBe(200);
+    expect((await fetch(`${facade.origin}/readiness`)).status).toBe(200);
     expect(upstream.requests).toHaveLength(1);
   });
 
@@ -172,7 +172,7 @@ describe('the node:http server', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       // Served from the cache while the upstream fails: useful, but no sign that the upstream is up.
       expect((await cached.post(products)).body.data.catalogProducts).toEqual({ data: [] });
-      expect((await fetch(`${cached.url}/readiness`)).status).toBe(503);
+      expect((await fetch(`${cached.origin}/readiness`)).status).toBe(503);
     } finally {
       await cached.close();
     }
@@ -182,7 +182,7 @@ describe('the node:http server', () => {
     upstream.respond(faults.status(503));
     const fresh = await startFacade(upstream.url, { PIM_RETRIES: '0' });
     try {
-      const ready = await fetch(`${fresh.url}/readiness`);
+      const ready = await fetch(`${fresh.origin}/readiness`);
       expect([ready.status, await ready.json()]).toEqual([503, { status: 'unready' }]);
     } finally {
       await fresh.close();

@@ -1,41 +1,24 @@
-import { Writable } from 'node:stream';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createServer, type FacadeServer } from '../../src/http/server.ts';
-import { faults, freePort, startFaultyUpstream, type FaultyUpstream } from '../helpers/faulty-upstream.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { captureLogs } from '../helpers/logs.ts';
+import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 const query = '{ classificationGroups(classificationId: "E") }';
-let server: FacadeServer | undefined;
-let upstream: FaultyUpstream | undefined;
+let facade: Facade | undefined;
+let upstream: Upstream | undefined;
 afterEach(async () => {
-  await server?.shutdown();
+  await facade?.close();
   await upstream?.close();
-  server = upstream = undefined;
+  facade = upstream = undefined;
 });
 
-/** The app behind the real server on port 0, logging into `lines`. */
+/** The façade logging at info, with its log lines and a POST of `query`. */
 async function start(baseUrl: string, env: Record<string, string>) {
-  const lines: Array<Record<string, any>> = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  const config = loadConfig({ PIM_BASE_URL: baseUrl, PIM_CACHE: 'false', PIM_RETRIES: '0', ...env });
-  server = createServer(createApp({ ...config, pimBaseUrl: baseUrl }, pino({ level: 'info' }, sink)), config.http);
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = () =>
-    fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query }),
-    }).then((r) => r.json());
+  const { logger, lines } = captureLogs('info');
+  facade = await startFacade(baseUrl, { PIM_CACHE: 'false', PIM_RETRIES: '0', ...env }, { logger });
+  const post = () => facade!.post(query).then((answer) => answer.body);
   const upstreamLines = () =>
     lines.filter((l) => /^Upstream/.test(l.msg)).map((l) => ({ level: l.level, msg: l.msg, changes: l.changes }));
   return { post, lines, upstreamLines };
@@ -54,7 +37,7 @@ describe('upstream state in the log', () => {
       code: 'UPSTREAM_UNAVAILABLE',
       cause: 'ECONNREFUSED',
     });
-    upstream = await startFaultyUpstream(faults.ok, port);
+    upstream = await startUpstream(faults.ok, port);
     await sleep(600);
     expect((await facade.post()).errors).toBeUndefined();
     // A recovery inside the interval of the previous line is logged when that interval ends.
@@ -70,7 +53,7 @@ describe('upstream state in the log', () => {
   });
 
   it('a flapping upstream logs at most one line per interval, with the number of changes', async () => {
-    upstream = await startFaultyUpstream(faults.ok);
+    upstream = await startUpstream(faults.ok);
     const facade = await start(upstream.url, { PIM_BREAKER_THRESHOLD: '1000', PIM_BREAKER_HALF_OPEN_MS: '1000' });
     const started = Date.now();
     for (let i = 0; i < 5; i++) {

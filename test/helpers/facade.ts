@@ -1,41 +1,98 @@
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../src/app.ts';
+import type { Logger } from 'pino';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { createApp, type AppExtras } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type FacadeServer } from '../../src/http/server.ts';
+import { startUpstream, type Upstream, type UpstreamHandler } from './upstream.ts';
 
-/** The real app behind the real node:http server (src/http/server.ts) on 127.0.0.1:0. */
-export async function startFacade(baseUrl: string, env: Record<string, string> = {}) {
+/** A whole answer, read: status, headers, text, and the parsed body (undefined when not JSON). */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/** Sends one request to a path of the façade and reads the whole answer. */
+type Send = (path: string, init?: RequestInit) => Promise<Answer>;
+
+/** What a test injects in place of the defaults: a logger to read, a span exporter. */
+export interface FacadeOptions {
+  logger?: Logger;
+  extras?: AppExtras;
+}
+
+/**
+ * The real app behind the real node:http server (src/http/server.ts) on 127.0.0.1:0, configured
+ * from `env` with `baseUrl` as the upstream. `close()` shuts the server and the app down.
+ */
+export async function startFacade(baseUrl: string, env: Record<string, string> = {}, options: FacadeOptions = {}) {
   const config = loadConfig({ PIM_BASE_URL: baseUrl, ...env });
-  const app = createApp({ ...config, pimBaseUrl: baseUrl });
+  const app = createApp({ ...config, pimBaseUrl: baseUrl }, options.logger, options.extras);
   const server: FacadeServer = createServer(app, config.http);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const origin = `http://127.0.0.1:${port}`;
+  const request: Send = async (path, init) => {
+    const response = await fetch(`${origin}${path}`, init);
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, body: parseJson(text) };
+  };
   return {
     app,
     server,
-    url,
     port,
-    /** POSTs one operation to /graphql and returns the status and parsed body. */
-    async post(query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-      const response = await fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify({ query, variables }),
-      });
-      const text = await response.text();
-      return { status: response.status, text, body: safeJson(text) };
-    },
+    /** `http://127.0.0.1:<port>`. */
+    origin,
+    /** The GraphQL endpoint: `<origin>/graphql`. */
+    url: `${origin}/graphql`,
+    /** Sends one request to a path of the façade and reads the whole answer. */
+    request,
+    /** GETs a path, e.g. `/readiness` or `/graphql?query=...`. */
+    get: (path: string, headers: Record<string, string> = {}) => request(path, { headers }),
+    /** POSTs one operation to /graphql. */
+    post: (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      postJson(request, { query, variables }, headers),
+    /** POSTs any JSON body to /graphql, e.g. a batch of operations. */
+    postBody: (body: unknown, headers: Record<string, string> = {}) => postJson(request, body, headers),
     close: () => server.shutdown(),
   };
 }
 
 export type Facade = Awaited<ReturnType<typeof startFacade>>;
 
-function safeJson(text: string): any {
+function postJson(request: Send, body: unknown, headers: Record<string, string>): Promise<Answer> {
+  return request('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+function parseJson(text: string): any {
   try {
     return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Registers vitest hooks that start a recording upstream (answering with `handler`) and a façade
+ * against it for the file, and give the upstream a fresh recording and its first handler before
+ * each test. Read `upstream` and `facade` inside tests.
+ */
+export function useFacade(env: Record<string, string> = {}, handler?: UpstreamHandler) {
+  const fixture = {} as { upstream: Upstream; facade: Facade };
+  beforeAll(async () => {
+    fixture.upstream = await startUpstream(handler);
+    fixture.facade = await startFacade(fixture.upstream.url, env);
+  });
+  beforeEach(() => fixture.upstream.reset());
+  afterAll(async () => {
+    await fixture.facade?.close();
+    await fixture.upstream?.close();
+  });
+  return fixture;
 }

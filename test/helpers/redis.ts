@@ -1,16 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-
-// Asks the OS for a free loopback port; redis-server cannot listen on port 0 and report it.
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from './free-port.ts';
 
 /**
  * Starts a throwaway `redis-server` on 127.0.0.1 with persistence off, waits until it answers,

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 /**
  * A minimal VCL: the façade as the only backend and Varnish's built-in rules (hash on URL and
@@ -73,13 +73,4 @@ async function waitForHealth(url: string, exited: () => boolean): Promise<void> 
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error('no answer within 20 s');
-}
-
-// The port is free when asked; nothing else on this loopback races for it in between.
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }

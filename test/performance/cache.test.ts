@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useUpstreamApp } from '../helpers/app.ts';
+import { useFacade } from '../helpers/facade.ts';
 import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
@@ -15,11 +15,11 @@ const withHeaders =
   };
 
 describe('HTTP cache of upstream answers', () => {
-  const fixture = useUpstreamApp({ PIM_COALESCE: 'false' });
+  const fixture = useFacade({ PIM_COALESCE: 'false' });
 
   const twice = async (headers: Record<string, string> = {}, other = headers) => {
-    const first = await fixture.app.query(products, {}, headers);
-    const second = await fixture.app.query(products, {}, other);
+    const first = await fixture.facade.post(products, {}, headers);
+    const second = await fixture.facade.post(products, {}, other);
     expect(second.body).toEqual(first.body);
     expect(first.body.errors).toBeUndefined();
   };
@@ -29,7 +29,7 @@ describe('HTTP cache of upstream answers', () => {
     await twice({ 'x-api-key': 'fresh' });
     expect(fixture.upstream.requests).toHaveLength(1);
     await sleep(2_100);
-    const { body } = await fixture.app.query(products, {}, { 'x-api-key': 'fresh' });
+    const { body } = await fixture.facade.post(products, {}, { 'x-api-key': 'fresh' });
     expect(body.errors).toBeUndefined();
     expect(fixture.upstream.requests).toHaveLength(2);
     expect(fixture.upstream.requests[1]!.headers['if-none-match']).toBe('"v1"');
@@ -50,7 +50,7 @@ describe('HTTP cache of upstream answers', () => {
   it('keeps cached answers private to the credential that fetched them', async () => {
     fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
     await twice({ 'x-api-key': 'alice' }, { 'x-api-key': 'bob' });
-    await fixture.app.query(products, {}, { 'x-api-key': 'alice' });
+    await fixture.facade.post(products, {}, { 'x-api-key': 'alice' });
     expect(fixture.upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['alice', 'bob']);
   });
 
@@ -61,34 +61,34 @@ describe('HTTP cache of upstream answers', () => {
 });
 
 describe('PIM_CACHE_TTL_MS for a service that sends no caching headers', () => {
-  const fixture = useUpstreamApp({ PIM_CACHE_TTL_MS: '1500' });
+  const fixture = useFacade({ PIM_CACHE_TTL_MS: '1500' });
 
   // Freshness counts from the upstream's Date header, which has whole seconds, hence a TTL over 1 s.
   it('caches for the configured time, then asks again', async () => {
-    await fixture.app.query(products);
-    await fixture.app.query(products);
+    await fixture.facade.post(products);
+    await fixture.facade.post(products);
     expect(fixture.upstream.requests).toHaveLength(1);
     await sleep(1_600);
-    await fixture.app.query(products);
+    await fixture.facade.post(products);
     expect(fixture.upstream.requests).toHaveLength(2);
   });
 
   it('still honours no-store', async () => {
     fixture.upstream.respond(withHeaders({ 'cache-control': 'no-store' }));
     fixture.upstream.requests.length = 0;
-    await fixture.app.query(products, {}, { 'x-api-key': 'ttl' });
-    await fixture.app.query(products, {}, { 'x-api-key': 'ttl' });
+    await fixture.facade.post(products, {}, { 'x-api-key': 'ttl' });
+    await fixture.facade.post(products, {}, { 'x-api-key': 'ttl' });
     expect(fixture.upstream.requests).toHaveLength(2);
   });
 });
 
 describe('HTTP cache with Vary on a forwarded header', () => {
-  const fixture = useUpstreamApp({ PIM_FORWARD_HEADERS: 'x-api-key,accept-language' });
+  const fixture = useFacade({ PIM_FORWARD_HEADERS: 'x-api-key,accept-language' });
 
   it('keeps one answer per value of the header the upstream varies on', async () => {
     fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60', vary: 'accept-language' }));
     const ask = (language: string) =>
-      fixture.app.query(products, {}, { 'x-api-key': 'vary', 'accept-language': language });
+      fixture.facade.post(products, {}, { 'x-api-key': 'vary', 'accept-language': language });
     for (const language of ['de', 'de', 'en', 'de', 'en', 'de'])
       expect((await ask(language)).body.errors).toBeUndefined();
     expect(fixture.upstream.requests.map((r) => r.headers['accept-language'])).toEqual(['de', 'en']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useUpstreamApp } from '../helpers/app.ts';
+import { useFacade } from '../helpers/facade.ts';
 import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
@@ -27,12 +27,12 @@ async function until(condition: () => boolean) {
 
 describe('coalescing across concurrent GraphQL requests', () => {
   // The cache is off so that only coalescing can explain the counts.
-  const fixture = useUpstreamApp({ PIM_CACHE: 'false' });
+  const fixture = useFacade({ PIM_CACHE: 'false' });
 
   it('sends one upstream call for 20 concurrent identical requests with one credential', async () => {
     const gate = gated();
     fixture.upstream.respond(gate.handler);
-    const replies = Array.from({ length: 20 }, () => fixture.app.query(products, {}, { 'x-api-key': 'k1' }));
+    const replies = Array.from({ length: 20 }, () => fixture.facade.post(products, {}, { 'x-api-key': 'k1' }));
     await until(() => fixture.upstream.requests.length === 1);
     gate.release();
     for (const { body } of await Promise.all(replies)) expect(body).toEqual({ data: expect.any(Object) });
@@ -44,8 +44,8 @@ describe('coalescing across concurrent GraphQL requests', () => {
     const gate = gated();
     fixture.upstream.respond(gate.handler);
     const keys = ['k1', 'k2', 'k1', 'k2', 'k3'];
-    const replies = keys.map((key) => fixture.app.query(products, {}, { 'x-api-key': key }));
-    const bearer = fixture.app.query(products, {}, { authorization: 'Bearer t1' });
+    const replies = keys.map((key) => fixture.facade.post(products, {}, { 'x-api-key': key }));
+    const bearer = fixture.facade.post(products, {}, { authorization: 'Bearer t1' });
     await until(() => fixture.upstream.requests.length === 4);
     gate.release();
     await Promise.all([...replies, bearer]);
@@ -57,7 +57,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
   it('shares an upstream error with every waiter', async () => {
     const gate = gated((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
     fixture.upstream.respond(gate.handler);
-    const replies = Array.from({ length: 5 }, () => fixture.app.query(products));
+    const replies = Array.from({ length: 5 }, () => fixture.facade.post(products));
     await until(() => fixture.upstream.requests.length === 1);
     gate.release();
     for (const { body } of await Promise.all(replies)) {
@@ -71,7 +71,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
     fixture.upstream.respond(gate.handler);
     const quitter = new AbortController();
     const aborted = Promise.resolve(
-      fixture.app.yoga.fetch('http://localhost/graphql', {
+      fetch(fixture.facade.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: products }),
@@ -80,7 +80,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
     )
       .then((r) => r.json())
       .catch((error: unknown) => error);
-    const stayers = Array.from({ length: 3 }, () => fixture.app.query(products));
+    const stayers = Array.from({ length: 3 }, () => fixture.facade.post(products));
     await until(() => fixture.upstream.requests.length === 1);
     quitter.abort();
     await aborted;
@@ -95,7 +95,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
     const clients = Array.from({ length: 3 }, () => new AbortController());
     const replies = clients.map((client) =>
       Promise.resolve(
-        fixture.app.yoga.fetch('http://localhost/graphql', {
+        fetch(fixture.facade.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ query: products }),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startRedis } from '../helpers/redis.ts';
 
@@ -8,16 +8,16 @@ const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 describe('REDIS_URL: one cache shared by several façade instances', () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;
   let upstream: Upstream;
-  let first: TestApp;
-  let second: TestApp;
+  let first: Facade;
+  let second: Facade;
   beforeAll(async () => {
     redis = await startRedis();
     upstream = await startUpstream((req, res) => {
       res.setHeader('cache-control', 'max-age=60');
       echo(req, res);
     });
-    first = createTestApp(upstream.url, { REDIS_URL: redis.url });
-    second = createTestApp(upstream.url, { REDIS_URL: redis.url });
+    first = await startFacade(upstream.url, { REDIS_URL: redis.url });
+    second = await startFacade(upstream.url, { REDIS_URL: redis.url });
   });
   afterAll(async () => {
     await Promise.all([first?.close(), second?.close()]);
@@ -26,17 +26,17 @@ describe('REDIS_URL: one cache shared by several façade instances', () => {
   });
 
   it('answers the second instance from what the first one stored', async () => {
-    const fromUpstream = await first.query(products, {}, { 'x-api-key': 'secret-one' });
+    const fromUpstream = await first.post(products, {}, { 'x-api-key': 'secret-one' });
     expect(fromUpstream.body.errors).toBeUndefined();
     // The store writes after the answer has gone out; wait for it rather than race it.
     for (let i = 0; i < 200 && (await redis.client.dbsize()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    const fromRedis = await second.query(products, {}, { 'x-api-key': 'secret-one' });
+    const fromRedis = await second.post(products, {}, { 'x-api-key': 'secret-one' });
     expect(fromRedis.body).toEqual(fromUpstream.body);
     expect(upstream.requests).toHaveLength(1);
   });
 
   it('keeps entries private per credential and never stores the raw key', async () => {
-    await second.query(products, {}, { 'x-api-key': 'secret-two' });
+    await second.post(products, {}, { 'x-api-key': 'secret-two' });
     expect(upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['secret-one', 'secret-two']);
     const keys = await redis.client.keys('*');
     expect(keys.length).toBeGreaterThan(0);
@@ -49,11 +49,11 @@ describe('REDIS_URL with Redis gone', () => {
   it('answers from the upstream at once and closes promptly', async () => {
     const upstream = await startUpstream();
     // Nothing listens on the discard port of loopback: every Redis command fails.
-    const app = createTestApp(upstream.url, { REDIS_URL: 'redis://127.0.0.1:9/0' });
+    const app = await startFacade(upstream.url, { REDIS_URL: 'redis://127.0.0.1:9/0' });
     try {
       const started = Date.now();
       for (let i = 0; i < 3; i++) {
-        const { body } = await app.query(products, {}, { 'x-api-key': 'k' });
+        const { body } = await app.post(products, {}, { 'x-api-key': 'k' });
         expect(body.errors).toBeUndefined();
       }
       // Generous bound: a queueing client would wait for the 10 s upstream deadline instead.
@@ -71,7 +71,7 @@ describe('REDIS_URL with Redis gone', () => {
 describe('REDIS_URL: exact-key lookups', () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;
   let upstream: Upstream;
-  let app: TestApp;
+  let app: Facade;
   const productsOf = (catalogId: string) => `{ catalogProducts(catalogId: ${JSON.stringify(catalogId)}, page: 0) }`;
   beforeAll(async () => {
     redis = await startRedis();
@@ -79,7 +79,7 @@ describe('REDIS_URL: exact-key lookups', () => {
       res.setHeader('cache-control', 'max-age=60');
       echo(req, res);
     });
-    app = createTestApp(upstream.url, { REDIS_URL: redis.url });
+    app = await startFacade(upstream.url, { REDIS_URL: redis.url });
   });
   afterAll(async () => {
     await app?.close();
@@ -89,13 +89,13 @@ describe('REDIS_URL: exact-key lookups', () => {
 
   it('answers a miss quickly with 100,000 unrelated keys in Redis, without scanning', async () => {
     await redis.client.eval("for i = 1, 100000 do redis.call('SET', 'unrelated:' .. i, 'x') end", 0);
-    await app.query(productsOf('warm-up'), {}, { 'x-api-key': 'k' });
+    await app.post(productsOf('warm-up'), {}, { 'x-api-key': 'k' });
     await redis.client.config('RESETSTAT');
     upstream.reset();
     const timings: number[] = [];
     for (let i = 0; i < 5; i++) {
       const started = performance.now();
-      const { body } = await app.query(productsOf(`miss-${i}`), {}, { 'x-api-key': 'k' });
+      const { body } = await app.post(productsOf(`miss-${i}`), {}, { 'x-api-key': 'k' });
       timings.push(performance.now() - started);
       expect(body.errors).toBeUndefined();
     }
@@ -108,15 +108,15 @@ describe('REDIS_URL: exact-key lookups', () => {
 
   it('keeps an id with * ? [ ] as its own entry, never a pattern', async () => {
     const before = await redis.client.dbsize();
-    const cached = await app.query(productsOf('xa'), {}, { 'x-api-key': 'glob' });
+    const cached = await app.post(productsOf('xa'), {}, { 'x-api-key': 'glob' });
     expect(cached.body.errors).toBeUndefined();
     for (let i = 0; i < 200 && (await redis.client.dbsize()) === before; i++)
       await new Promise((r) => setTimeout(r, 10));
     upstream.reset();
-    expect((await app.query(productsOf('xa'), {}, { 'x-api-key': 'glob' })).body).toEqual(cached.body);
+    expect((await app.post(productsOf('xa'), {}, { 'x-api-key': 'glob' })).body).toEqual(cached.body);
     expect(upstream.requests).toHaveLength(0);
     for (const id of ['x*', 'x?', 'x[a]', '[x]a', '*']) {
-      const { body } = await app.query(productsOf(id), {}, { 'x-api-key': 'glob' });
+      const { body } = await app.post(productsOf(id), {}, { 'x-api-key': 'glob' });
       expect(body.errors).toBeUndefined();
       expect(body.data).not.toEqual(cached.body.data);
     }
@@ -124,7 +124,7 @@ describe('REDIS_URL: exact-key lookups', () => {
   });
 
   it('keeps Vary variants under one key, their header values only as hashes', async () => {
-    const varying = createTestApp(upstream.url, {
+    const varying = await startFacade(upstream.url, {
       REDIS_URL: redis.url,
       PIM_FORWARD_HEADERS: 'x-api-key,accept-language',
     });
@@ -136,7 +136,7 @@ describe('REDIS_URL: exact-key lookups', () => {
         echo(req, res);
       });
       const ask = (language: string) =>
-        varying.query(productsOf('vary'), {}, { 'x-api-key': 'vary', 'accept-language': language });
+        varying.post(productsOf('vary'), {}, { 'x-api-key': 'vary', 'accept-language': language });
       const variantsStored = async () => {
         const keys = await redis.client.keys('pim-graphql:*');
         const counts = await Promise.all(keys.map((key) => redis.client.hlen(key)));

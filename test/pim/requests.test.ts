@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createTestApp, useUpstreamApp } from '../helpers/app.ts';
+import { startFacade, useFacade } from '../helpers/facade.ts';
 
-const fixture = useUpstreamApp();
+const fixture = useFacade();
 
 const P = '/pxm/pimapi/v1';
 
@@ -63,7 +63,7 @@ const cases: Array<[string, string]> = [
 
 describe('GraphQL arguments become exactly one REST request', () => {
   it.each(cases)('%s', async (field, target) => {
-    const { status, body } = await fixture.app.query(`{ result: ${field} }`);
+    const { status, body } = await fixture.facade.post(`{ result: ${field} }`);
     expect(status).toBe(200);
     expect(body.errors).toBeUndefined();
     expect(fixture.upstream.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${target}`]);
@@ -72,7 +72,7 @@ describe('GraphQL arguments become exactly one REST request', () => {
   });
 
   it('passes variables through the same way', async () => {
-    const { body } = await fixture.app.query(
+    const { body } = await fixture.facade.post(
       'query($c: ID!, $s: String, $p: Int) { catalogProducts(catalogId: $c, sorting: $s, page: $p) }',
       { c: 'c/1', s: '+productId', p: 0 },
     );
@@ -87,7 +87,7 @@ describe('headers sent upstream', () => {
   const products = '{ catalogProducts(catalogId: "c1") }';
 
   it('sends Accept: application/json and no credentials when none are known', async () => {
-    await fixture.app.query(products);
+    await fixture.facade.post(products);
     const [seen] = fixture.upstream.requests;
     expect(seen?.headers.accept).toBe('application/json');
     expect(seen?.headers['x-api-key']).toBeUndefined();
@@ -95,7 +95,7 @@ describe('headers sent upstream', () => {
   });
 
   it("forwards the caller's X-API-KEY and Authorization as they are", async () => {
-    await fixture.app.query(products, undefined, {
+    await fixture.facade.post(products, undefined, {
       'x-api-key': 'caller-key',
       authorization: 'Bearer abc',
       cookie: 'session=1',
@@ -107,16 +107,16 @@ describe('headers sent upstream', () => {
   });
 
   it('uses PIM_API_KEY only when the caller sent no key', async () => {
-    const keyed = createTestApp(fixture.upstream.url, { PIM_API_KEY: 'server-key' });
-    await keyed.query(products);
-    await keyed.query(products, undefined, { 'x-api-key': 'caller-key' });
+    const keyed = await startFacade(fixture.upstream.url, { PIM_API_KEY: 'server-key' });
+    await keyed.post(products);
+    await keyed.post(products, undefined, { 'x-api-key': 'caller-key' });
     await keyed.close();
     expect(fixture.upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['server-key', 'caller-key']);
   });
 
   it('forwards only the configured headers', async () => {
-    const custom = createTestApp(fixture.upstream.url, { PIM_FORWARD_HEADERS: 'X-Tenant' });
-    await custom.query(products, undefined, { 'x-tenant': 't1', 'x-api-key': 'caller-key' });
+    const custom = await startFacade(fixture.upstream.url, { PIM_FORWARD_HEADERS: 'X-Tenant' });
+    await custom.post(products, undefined, { 'x-tenant': 't1', 'x-api-key': 'caller-key' });
     await custom.close();
     expect(fixture.upstream.requests[0]?.headers['x-tenant']).toBe('t1');
     expect(fixture.upstream.requests[0]?.headers['x-api-key']).toBeUndefined();
@@ -125,8 +125,8 @@ describe('headers sent upstream', () => {
 
 describe('base URL with a path prefix', () => {
   it('keeps the prefix in front of /pxm', async () => {
-    const prefixed = createTestApp(`${fixture.upstream.url}/gateway/`);
-    await prefixed.query('{ classificationGroups(classificationId: "E") }');
+    const prefixed = await startFacade(`${fixture.upstream.url}/gateway/`);
+    await prefixed.post('{ classificationGroups(classificationId: "E") }');
     await prefixed.close();
     expect(fixture.upstream.requests.map((r) => r.url)).toEqual([`/gateway${P}/classifications/E/groups`]);
   });
