@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { useUpstreamApp } from '../helpers/app.ts';
+import { useFacade } from '../helpers/facade.ts';
 
 // graphql-js gives up comparing fields for overlaps past a work budget and answers "Validation
 // aborted.": a limit like the others, so it must be refused like them, with a 400 and a code.
 describe('an operation too big for graphql-js to validate', () => {
-  const fixture = useUpstreamApp();
+  const fixture = useFacade();
 
   it('is an HTTP 400 with GRAPHQL_VALIDATION_FAILED, whatever the Accept header', async () => {
     for (const accept of ['application/json', 'application/graphql-response+json']) {
-      const { status, body } = await fixture.app.query(`{ ${'__typename '.repeat(800)}}`, undefined, { accept });
+      const { status, body } = await fixture.facade.post(`{ ${'__typename '.repeat(800)}}`, undefined, { accept });
       expect(status).toBe(400);
       expect(body.errors).toEqual([
         {
@@ -22,7 +22,7 @@ describe('an operation too big for graphql-js to validate', () => {
   });
 
   it('leaves a smaller operation of the same kind alone', async () => {
-    const { status, body } = await fixture.app.query(`{ ${'__typename '.repeat(100)}}`);
+    const { status, body } = await fixture.facade.post(`{ ${'__typename '.repeat(100)}}`);
     expect(status).toBe(200);
     expect(body).toEqual({ data: { __typename: 'Query' } });
   });
