@@ -224,5 +224,6 @@ function unsafeCombination(e: Settings): string | undefined {
 
 // A URL setting may carry a password (REDIS_URL): the error line must not print it.
 function withoutPassword(value: string | undefined): string | undefined {
-  return value?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
+  // Everything up to the last `@` of the authority: a generated password may hold `/`, `#` or `?`.
+  return value?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@');
 }

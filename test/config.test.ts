@@ -14,6 +14,12 @@ const candidates = ['7', '70', '1100', '1', 'true', 'false', 'debug', 'test', 'p
 const urlCandidates = ['http://a.example', 'redis://a.example'];
 
 describe('loadConfig', () => {
+  it('never prints a password holding / of a rejected URL setting', () => {
+    expect(() => loadConfig({ REDIS_URL: 'http://default:s3cr/et+Kx==@redis:6379' })).toThrow(
+      'Invalid REDIS_URL="http://default:***@redis:6379": expected',
+    );
+  });
+
   it('never prints the password of a rejected URL setting', () => {
     expect(() => loadConfig({ PIM_BASE_URL: 'ftp://user:s3cret@host' })).toThrow(
       'Invalid PIM_BASE_URL="ftp://user:***@host": expected',

@@ -90,6 +90,7 @@ describe('METRICS_PORT', () => {
     const scrape = await fetch(metricsUrl);
     expect(scrape.status).toBe(200);
     expect(scrape.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(scrape.headers.get('cache-control')).toBe('no-store');
     expect(await scrape.text()).toContain(
       'graphql_operations_total{operation_type="query",operation_name="anonymous"} 1',
     );

@@ -11,15 +11,23 @@ export interface MetricsText {
  * scrape endpoint need not be reachable where GraphQL is.
  */
 export function createMetricsServer(metrics: () => Promise<MetricsText>, path: string): Server {
-  return createServer((req, res) => {
+  // A scraper sends small requests: short limits keep a slow or idle client from holding a socket.
+  const options = {
+    headersTimeout: 5_000,
+    requestTimeout: 10_000,
+    connectionsCheckingInterval: 1_000,
+    maxHeaderSize: 8_192,
+  };
+  return createServer(options, (req, res) => {
     const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
     if (!found) {
-      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
       return void res.end(JSON.stringify({ errors: [{ message: `Nothing is served here; metrics are at ${path}` }] }));
     }
     void metrics().then(
-      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
-      () => res.writeHead(500).end(),
+      ({ contentType, body }) =>
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body),
+      () => res.writeHead(500, { 'cache-control': 'no-store' }).end(),
     );
   });
 }
