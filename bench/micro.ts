@@ -59,7 +59,11 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
   const answer = { body: { data: [] }, freshness: { maxAgeS: 0, shared: false } };
   const send: Send = async () => answer;
   const bytes = createByteLimits({ maxRequestBytes: 2 ** 24, maxInflightBytes: 2 ** 28 });
-  const call: CallOptions = { headers: { 'x-api-key': 'bench' }, deadline: Date.now() + 3_600_000, bytes: bytes.open() };
+  const call: CallOptions = {
+    headers: { 'x-api-key': 'bench' },
+    deadline: Date.now() + 3_600_000,
+    bytes: bytes.open(),
+  };
   const resilience = createResilience({ retries: 2, retryBaseMs: 100, breakerThreshold: 10, halfOpenAfterMs: 10_000 });
   const guarded = resilience.layers.reduceRight((next, layer) => layer(next), send);
   const empty = await perCall(n, () => send(request, call));
