@@ -3,11 +3,14 @@
  * no setting turns them off: their own CPU per request, timed in-process around a no-op call
  * (one upstream call per request, as in the scenarios).
  */
-import { startBudget, remainingBudgetMs } from '../src/pim/budget.ts';
-import { createCallSignal } from '../src/pim/deadline.ts';
+import type { Dispatcher } from 'undici';
+import { createAdmission } from '../src/pim/admission.ts';
+import { createByteLimits } from '../src/pim/byte-limits.ts';
+import { createCredentialKey } from '../src/pim/credential.ts';
 import { buildRequest } from '../src/pim/endpoints.ts';
+import { createFairQueue } from '../src/pim/fair-queue.ts';
 import { createResilience } from '../src/pim/resilience.ts';
-import type { Send } from '../src/pim/client.ts';
+import type { CallOptions, Send } from '../src/pim/types.ts';
 import { requestIdOf } from '../src/plugins/request-log.ts';
 
 const cpuUs = () => {
@@ -26,24 +29,60 @@ async function perCall(n: number, work: (i: number) => unknown): Promise<number>
   return best;
 }
 
+// A dispatch that answers at once: start, then end, as undici's would for an empty response.
+const instant: Dispatcher.Dispatch = (_opts, handler) => {
+  const controller = { aborted: false, paused: false, reason: null } as unknown as Dispatcher.DispatchController;
+  handler.onRequestStart?.(controller, {});
+  handler.onResponseEnd?.(controller, {});
+  return true;
+};
+// Resolves when the dispatch ends, as `request()` does around the interceptor chain.
+const dispatched = (dispatch: Dispatcher.Dispatch, opts: Dispatcher.DispatchOptions) =>
+  new Promise<void>((resolve, reject) => {
+    dispatch(opts, { onResponseEnd: () => resolve(), onResponseError: (_c, error) => reject(error) });
+  });
+
+/** The admission (fair queue, per-call deadline timer, credential key) around an instant dispatch, net of it. */
+async function admissionCost(n: number, call: CallOptions): Promise<number> {
+  const queue = createFairQueue({ maxConcurrency: 16, maxPerKey: 16 });
+  const keyOf = createCredentialKey(['x-api-key']);
+  const admitted = createAdmission({ queue, keyOf, requestTimeoutMs: 10_000 })(instant);
+  // Fresh headers per GraphQL request, as the context builds them, so the credential key is hashed each time.
+  const opts = () => ({ path: '/', method: 'GET' as const, headers: { ...call.headers }, deadline: call.deadline });
+  const bare = await perCall(n, () => dispatched(instant, opts()));
+  return (await perCall(n, () => dispatched(admitted, opts()))) - bare;
+}
+
 /** µs of CPU each in-process feature adds to one request, net of the same loop without it. */
 export async function measureInProcess(n = 100_000): Promise<Record<string, number>> {
   const request = buildRequest('searchProducts', { catalogId: 'C1' }, { maxPageSize: 200, maxIdLength: 128 });
-  const body = { data: [] };
-  const send: Send = async () => body;
-  const { layers } = createResilience({ retries: 2, retryBaseMs: 100, breakerThreshold: 10, halfOpenAfterMs: 10_000 });
-  const guarded = layers.reduceRight((next, layer) => layer(next), send);
-  const empty = await perCall(n, () => send(request, {}));
-  const resilience = (await perCall(n, () => guarded(request, {}))) - empty;
-  const deadline =
-    (await perCall(n, () => {
-      const headers = {};
-      startBudget(headers, 20_000);
-      createCallSignal(undefined, Math.min(10_000, remainingBudgetMs(headers))).release();
-      return send(request, {});
-    })) - empty;
+  const answer = { body: { data: [] }, freshness: { maxAgeS: 0, shared: false } };
+  const send: Send = async () => answer;
+  const bytes = createByteLimits({ maxRequestBytes: 2 ** 24, maxInflightBytes: 2 ** 28 });
+  const call: CallOptions = {
+    headers: { 'x-api-key': 'bench' },
+    deadline: Date.now() + 3_600_000,
+    bytes: bytes.open(),
+  };
+  const resilience = createResilience({ retries: 2, retryBaseMs: 100, breakerThreshold: 10, halfOpenAfterMs: 10_000 });
+  const guarded = resilience.layers.reduceRight((next, layer) => layer(next), send);
+  const empty = await perCall(n, () => send(request, call));
+  const breakerAndRetries = (await perCall(n, () => guarded(request, call))) - empty;
+  resilience.close();
+  const admission = await admissionCost(n, call);
+  // One byte account per GraphQL request: opened, charged once per call, released with the response.
+  const byteCaps = await perCall(n, () => {
+    const account = bytes.open();
+    account.charge(2_700, 200);
+    account.release();
+  });
   // A fresh request each time, as the id is remembered per request object; net of making it.
   const bare = await perCall(n, () => new Request('http://bench/graphql'));
   const requestId = (await perCall(n, () => requestIdOf(new Request('http://bench/graphql')))) - bare;
-  return { 'breaker and retries': resilience, deadline, 'request id': requestId };
+  return {
+    'breaker and retries': breakerAndRetries,
+    'deadline and admission (fair queue)': admission,
+    'byte caps': byteCaps,
+    'request id': requestId,
+  };
 }

@@ -1,12 +1,12 @@
 import { CACHEABLE_PREFIX } from './upstream.ts';
-import type { BenchFeature } from './variant.ts';
+import type { OmittablePlugin } from '../src/app.ts';
 
 /** One server under test: the floor, or the façade with some settings, features or Node flags. */
 export interface Target {
   name: string;
   kind: 'floor' | 'facade';
   env?: Record<string, string>;
-  off?: BenchFeature[];
+  off?: OmittablePlugin[];
   flags?: string[];
 }
 

@@ -6,17 +6,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { createApp, type OmittablePlugin } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServer as createFacadeServer } from '../src/http/server.ts';
 import { createLogger } from '../src/logger.ts';
 import { createFloor } from './floor.ts';
 import { createBenchUpstream, createCollectorStub } from './upstream.ts';
-import { createAppWithout, type BenchFeature } from './variant.ts';
 
 type Kind = 'upstream' | 'collector' | 'facade' | 'floor' | 'variants';
 interface Variant {
   env?: Record<string, string>;
-  off?: BenchFeature[];
+  off?: OmittablePlugin[];
 }
 const [kind, json = '{}'] = process.argv.slice(2) as [Kind, string?];
 const options = JSON.parse(json) as { upstreamUrl?: string; variants?: Variant[] } & Variant;
@@ -31,7 +31,7 @@ setInterval(sampleRss, 25).unref();
 function facade({ env, off = [] }: Variant): Server {
   const pimBaseUrl = options.upstreamUrl!;
   const config = loadConfig({ NODE_ENV: 'production', PIM_BASE_URL: pimBaseUrl, ...env });
-  const app = createAppWithout({ ...config, pimBaseUrl }, createLogger(config.logLevel), off);
+  const app = createApp({ ...config, pimBaseUrl }, createLogger(config.logLevel), { omit: off });
   return createFacadeServer(app, config.http);
 }
 

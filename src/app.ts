@@ -30,10 +30,15 @@ export interface App {
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 
-/** What tests inject in place of the configured infrastructure. */
+/** Plugins that no setting turns off. */
+export type OmittablePlugin = 'metrics' | 'limits' | 'security';
+
+/** What tests and the bench inject in place of the configured infrastructure. */
 export interface AppExtras {
   /** Receives the spans instead of the OTLP endpoint. */
   spanExporter?: SpanExporter;
+  /** Bench only: plugins left out to price them in the bill of costs (bench/README.md); never in production. */
+  omit?: readonly OmittablePlugin[];
 }
 
 /**
@@ -41,6 +46,7 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  const omit = new Set(extras.omit);
   const persisted = createPersistedDocuments({
     ...config.persistedDocuments,
     apq: config.apq && {
@@ -58,6 +64,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
+    omitMetrics: omit.has('metrics'),
   });
   const graphiqlAssets = createGraphiQLAssets();
   const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
@@ -91,17 +98,15 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     maxUpstreamCalls: config.maxUpstreamCalls,
     onDedup: observability.onDedup,
   });
+  const { introspection, csrfPrevention, serviceSdl } = config;
+  const securityOptions = { introspection, csrfPrevention, serviceSdl };
   const yoga = createYoga<object, PimContext>({
     schema,
     context: requestContext.context,
     plugins: [
-      useSecurity({
-        introspection: config.introspection,
-        csrfPrevention: config.csrfPrevention,
-        serviceSdl: config.serviceSdl,
-      }),
+      ...(omit.has('security') ? [] : [useSecurity(securityOptions)]),
       persisted.plugin,
-      useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
+      ...(omit.has('limits') ? [] : [useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection })]),
       useDeferStream(),
       requestContext.plugin,
       useHttpCaching({ forwardHeaders: config.forwardHeaders }),

@@ -41,8 +41,8 @@ const compose = parseYaml('deploy/compose/compose.yaml')[0];
 
 // The server's settings, as its README table lists them (a test keeps that table and the schema equal).
 const settings = new Set([...read('README.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
-// Read by Node itself, not by the server: the heap flags.
-const runtimeVariables = new Set(['NODE_OPTIONS']);
+// Read by Node and glibc, not by the server: the heap flags and the malloc arenas.
+const runtimeVariables = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
 const envOf = (vars: EnvVar[]) =>
   // A Secret's value is only known in the cluster: a placeholder stands in for it.
   Object.fromEntries(vars.map(({ name, value, valueFrom }) => [name, valueFrom ? 'from-a-secret' : value!]));
@@ -109,8 +109,9 @@ describe('Kubernetes manifests', () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
     expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
     expect(container.resources.limits.memory).toMatch(/^\d+Mi$/);
-    const imageFlags = read('Dockerfile').match(/NODE_OPTIONS="([^"]+)"/)![1];
-    expect(envOf(container.env).NODE_OPTIONS).toBe(imageFlags);
+    const image = read('Dockerfile');
+    expect(envOf(container.env).NODE_OPTIONS).toBe(image.match(/NODE_OPTIONS="([^"]+)"/)![1]);
+    expect(envOf(container.env).MALLOC_ARENA_MAX).toBe(image.match(/MALLOC_ARENA_MAX=(\d+)/)![1]);
   });
 
   it('HPA and PodDisruptionBudget point at the Deployment and its pods', () => {

@@ -25,16 +25,18 @@ export interface ObservabilityOptions {
   operationNames?: ReadonlySet<string> | undefined;
   /** The client's breaker state, read when /metrics is scraped. */
   upstreamStatus?: () => UpstreamStatus | undefined;
+  /** Bench only (the bill of costs): no metrics plugin, upstream counters or dedup count. */
+  omitMetrics?: boolean | undefined;
 }
 
 export interface Observability {
   metrics: Metrics;
   /** Yoga plugins: /metrics, request log and id, operation spans. */
   plugins: Plugin[];
-  /** The client's innermost layer: upstream metrics and spans per attempt. */
-  telemetry: Layer;
+  /** The client's innermost layer: upstream metrics and spans per attempt; absent when it has neither. */
+  telemetry: Layer | undefined;
   /** Called when the per-request DataLoader answers a load from its cache. */
-  onDedup(request: PimRequest): void;
+  onDedup: ((request: PimRequest) => void) | undefined;
   /** Flushes pending spans. */
   close(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export function createObservability({
   metricsPath,
   operationNames,
   upstreamStatus,
+  omitMetrics,
 }: ObservabilityOptions): Observability {
   const metrics = createMetrics({ upstreamStatus });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
@@ -56,15 +59,17 @@ export function createObservability({
     metrics,
     plugins: [
       useRequestLog({ logger }),
-      useMetrics({ metrics, path: metricsPath, operationNames }),
+      ...(omitMetrics ? [] : [useMetrics({ metrics, path: metricsPath, operationNames })]),
       ...(tracer ? [useTracing({ tracer })] : []),
     ],
-    telemetry: createTelemetry({
-      calls: metrics.upstreamCalls,
-      duration: metrics.upstreamDuration,
-      tracer,
-    }),
-    onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
+    telemetry:
+      omitMetrics && !tracer
+        ? undefined
+        : createTelemetry({
+            ...(!omitMetrics && { calls: metrics.upstreamCalls, duration: metrics.upstreamDuration }),
+            ...(tracer && { tracer }),
+          }),
+    onDedup: omitMetrics ? undefined : (request) => metrics.dedupHits.inc({ operation: request.operation }),
     close: async () => void (await provider?.shutdown()),
   };
 }
