@@ -16,10 +16,12 @@ RUN --mount=type=secret,id=npm-ca \
 
 FROM ${NODE_BASE}
 # Heap sizes and glibc arenas measured by `npm run bench` to keep RSS near 235 MB at 200 connections
-# (bench/README.md); the memory limit is in deploy/kubernetes/deployment.yaml (docs/deploying.md).
+# (bench/README.md), and upstream bytes held at once sized to them; the memory limit is in
+# deploy/kubernetes/deployment.yaml (docs/deploying.md).
 ENV NODE_ENV=production \
     NODE_OPTIONS="--max-semi-space-size=32 --max-old-space-size=256" \
     MALLOC_ARENA_MAX=2 \
+    PIM_MAX_INFLIGHT_BYTES=16777216 \
     PORT=4000
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
