@@ -1,16 +1,18 @@
 import { LRUCache } from 'lru-cache';
 import type { GetResult } from './cache-store.ts';
-import type { Answer } from './types.ts';
+import { freshnessOf } from './freshness.ts';
+import type { Answer, Freshness } from './types.ts';
 
 type Headers = Readonly<Record<string, string | string[] | null | undefined>>;
 
 interface Entry {
   staleAt: number;
   vary: GetResult['vary'];
+  /** What the stored response's headers said when the HTTP cache served it, at `at` (epoch ms). */
+  freshness: Freshness;
+  at: number;
   /** The parsed, frozen body; absent until the client hands it over. */
   body?: unknown;
-  /** Whether a shared cache may keep the answer, as its first caller was told. */
-  shared?: boolean;
 }
 
 /**
@@ -18,6 +20,7 @@ interface Entry {
  * so a repeated call skips the dispatcher, the stream replay and JSON.parse. An entry is only
  * ever opened by a fresh hit of the HTTP cache ({@link AnswerStore.fresh}) and lives until that
  * response's `staleAt`: it never answers longer, or for other Vary values, than the HTTP cache would.
+ * Its lifetimes are those the live path reads from the same response's headers, less the time since.
  */
 export interface AnswerStore {
   /** Notes a fresh hit of the HTTP cache; `bytes` is its body's size, the entry's weight. */
@@ -40,26 +43,33 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
   const usable = (answer: Entry | undefined, headers: Headers): answer is Entry =>
     answer !== undefined && Date.now() <= answer.staleAt && varyMatches(answer.vary, headers);
   return {
-    fresh(key, { staleAt, cachedAt, vary, cacheControlDirectives }, bytes) {
+    fresh(key, { staleAt, cachedAt, vary, cacheControlDirectives, headers }, bytes) {
       // `no-cache` entries are revalidated on every use; a zero lifetime is never fresh.
       if (cacheControlDirectives?.['no-cache'] || staleAt <= cachedAt || staleAt < Date.now()) return;
       if (bytes <= 0 || bytes > maxBytes) return;
-      answers.set(key, { staleAt, vary }, { size: bytes, ttl: staleAt - Date.now() + 1 });
+      const at = Date.now();
+      // The Age undici's cache puts on the response it serves from this entry.
+      const freshness = freshnessOf(headers['cache-control'], String(Math.round((at - cachedAt) / 1000)));
+      answers.set(key, { staleAt, vary, freshness, at }, { size: bytes, ttl: staleAt - at + 1 });
     },
     lookup(key, headers) {
       const entry = answers.get(key);
       if (!usable(entry, headers) || entry.body === undefined) return undefined;
-      const maxAgeS = Math.max(0, Math.floor((entry.staleAt - Date.now()) / 1000));
-      return { body: entry.body, freshness: { maxAgeS, shared: entry.shared === true } };
+      return { body: entry.body, freshness: aged(entry.freshness, Date.now() - entry.at) };
     },
-    remember(key, headers, { body, freshness }) {
+    remember(key, headers, { body }) {
       const entry = answers.peek(key);
       if (!usable(entry, headers) || entry.body !== undefined) return;
       entry.body = deepFreeze(body);
-      entry.shared = freshness.shared;
     },
     forget: (key) => void answers.delete(key),
   };
+}
+
+// Takes the whole seconds elapsed since the freshness was read off both lifetimes.
+function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: number): Freshness {
+  const elapsedS = Math.floor(elapsedMs / 1000);
+  return { maxAgeS: Math.max(0, maxAgeS - elapsedS), sharedMaxAgeS: Math.max(0, sharedMaxAgeS - elapsedS), shared };
 }
 
 function varyMatches(vary: GetResult['vary'], headers: Headers): boolean {

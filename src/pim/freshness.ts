@@ -3,11 +3,12 @@ import type { Freshness } from './types.ts';
 type HeaderValue = string | string[] | undefined;
 
 /** Freshness of an answer that may not be reused. */
-export const NOT_FRESH: Freshness = { maxAgeS: 0, shared: false };
+export const NOT_FRESH: Freshness = { maxAgeS: 0, sharedMaxAgeS: 0, shared: false };
 
 /**
  * Reads an upstream response's freshness from its `cache-control` and `age` headers (undici's
- * cache sets `age` on the answers it serves), as RFC 9111 computes a response's remaining lifetime.
+ * cache sets `age` on the answers it serves), as RFC 9111 computes a response's remaining lifetime,
+ * for a browser (`max-age`) and for a shared cache (`s-maxage`, else `max-age`) apart.
  */
 export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshness {
   const directives = parseDirectives(String(cacheControl ?? ''));
@@ -15,8 +16,8 @@ export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshn
   const maxAge = seconds(directives.get('max-age'));
   const sharedMaxAge = seconds(directives.get('s-maxage')) ?? maxAge;
   const shared = !directives.has('private') && sharedMaxAge !== undefined;
-  const lifetime = (shared ? sharedMaxAge : maxAge) ?? 0;
-  return { maxAgeS: Math.max(0, lifetime - (seconds(String(age ?? '')) ?? 0)), shared };
+  const left = (lifetime: number | undefined) => Math.max(0, (lifetime ?? 0) - (seconds(String(age ?? '')) ?? 0));
+  return { maxAgeS: left(maxAge), sharedMaxAgeS: shared ? left(sharedMaxAge) : 0, shared };
 }
 
 function parseDirectives(header: string): Map<string, string | undefined> {

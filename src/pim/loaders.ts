@@ -56,6 +56,7 @@ export function createPimApi({
   const record = (freshness: Freshness) => {
     least = {
       maxAgeS: Math.min(least?.maxAgeS ?? Infinity, freshness.maxAgeS),
+      sharedMaxAgeS: Math.min(least?.sharedMaxAgeS ?? Infinity, freshness.sharedMaxAgeS),
       shared: (least?.shared ?? true) && freshness.shared,
     };
   };

@@ -3,8 +3,10 @@ import type { PimRequest } from './endpoints.ts';
 
 /** How long an upstream answer may be reused, as its Cache-Control and Age headers say. */
 export interface Freshness {
-  /** Seconds it stays fresh from now; 0 when it must not be reused. */
+  /** Seconds a browser may keep it from now (its `max-age`, less `Age`); 0 when it must not be reused. */
   maxAgeS: number;
+  /** Seconds a shared cache may keep it from now (`s-maxage`, else `max-age`, less `Age`); 0 when not shared. */
+  sharedMaxAgeS: number;
   /** True when a shared cache may keep it (no `private`, no `no-store`, an explicit lifetime). */
   shared: boolean;
 }

@@ -23,12 +23,16 @@ export interface CachePolicyInput {
 /**
  * The `Cache-Control` of one GraphQL result: only complete GET results built from fresh
  * upstream answers may be stored; a caller's own credential keeps them out of shared caches.
+ * `max-age` is the least browser lifetime of those answers, `s-maxage` the least shared one.
  */
 export function cacheControlFor({ method, credential, freshness, failed }: CachePolicyInput): string {
   const maxAge = Math.floor(freshness?.maxAgeS ?? 0);
-  if (method !== 'GET' || failed || maxAge <= 0) return noStore(credential);
-  if (credential || !freshness?.shared) return `private, max-age=${maxAge}`;
-  return `public, max-age=${maxAge}, s-maxage=${maxAge}`;
+  const sharedMaxAge = Math.floor(freshness?.sharedMaxAgeS ?? 0);
+  if (method !== 'GET' || failed) return noStore(credential);
+  if (credential || !freshness?.shared) return maxAge > 0 ? `private, max-age=${maxAge}` : noStore(credential);
+  if (maxAge <= 0 && sharedMaxAge <= 0) return noStore(credential);
+  // A browser keeps it as long as the upstream's max-age says; shared caches as long as its s-maxage says.
+  return `public, max-age=${maxAge}, s-maxage=${sharedMaxAge}`;
 }
 
 function noStore(credential: boolean): string {

@@ -10,7 +10,7 @@ export interface DocumentStore {
 }
 
 export interface DocumentStoreOptions {
-  /** Documents kept in memory; the least recently used goes first. */
+  /** Documents kept; in memory the least recently used goes first, in Redis the oldest stored. */
   maxDocuments: number;
   /** UTF-8 bytes of all documents kept in memory. */
   maxBytes: number;
@@ -46,9 +46,29 @@ function createMemoryStore({ maxDocuments, maxBytes, maxDocumentBytes, ttlMs }: 
 
 // Below the `pim-graphql:` prefix every Redis key of the service has.
 const keyPrefix = 'apq:';
+// A sorted set of the stored hashes by the time they were stored, shared by every replica.
+const indexKey = 'apq-index';
+
+// One atomic round trip: stores the document, then deletes the oldest ones past the bound.
+// KEYS: the document's key, the index; ARGV: hash, document, TTL in ms, most documents kept.
+const storeScript = `
+local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
+if over > 0 then
+  for _, hash in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do redis.call('DEL', prefix .. hash) end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+`;
 
 function createRedisStore({
   redisUrl,
+  maxDocuments,
   maxDocumentBytes,
   maxBytes,
   ttlMs,
@@ -56,6 +76,9 @@ function createRedisStore({
 }: DocumentStoreOptions & { redisUrl: string }): DocumentStore {
   const report = throttled(onError, 10_000);
   const redis = createRedis(redisUrl, report);
+  // defineCommand sends the script by its SHA once Redis knows it.
+  redis.defineCommand('storeApq', { numberOfKeys: 2, lua: storeScript });
+  const store = (redis as typeof redis & { storeApq(...args: Array<string | number>): Promise<unknown> }).storeApq;
   return {
     async get(hash) {
       try {
@@ -67,7 +90,7 @@ function createRedisStore({
     },
     async set(hash, document) {
       if (Buffer.byteLength(document) > Math.min(maxDocumentBytes ?? maxBytes, maxBytes)) return;
-      await redis.set(keyPrefix + hash, document, 'PX', ttlMs).catch(report);
+      await store.call(redis, keyPrefix + hash, indexKey, hash, document, ttlMs, maxDocuments).catch(report);
     },
     close: () => closeRedis(redis),
   };

@@ -26,6 +26,11 @@ const trustedOnly = (message: string): CustomErrorFactory => ({
   message,
   extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } },
 });
+/** A document sent with its matching APQ hash: kept on the request's context until it is about to run. */
+interface RegistrationContext {
+  apqRegistration?: { hash: string; document: string };
+}
+
 const noQuery = { message: 'Must provide query string.', extensions: { code: 'BAD_REQUEST', http: { status: 400 } } };
 
 /** `extensions.persistedQuery.sha256Hash` as Apollo's and urql's APQ send it (version 1). */
@@ -47,9 +52,9 @@ function documentIdOf(params: GraphQLParams, request: Request): string | null {
 /**
  * Trusted documents and automatic persisted queries (APQ) on Yoga's persisted-operations
  * plugin: a request may name a document by id instead of sending it; the manifest is looked
- * up first, then the APQ store. A document sent with a hash is checked against that hash
- * before it is stored. Persisted documents are parsed and validated like any other, so every
- * abuse limit still applies to them.
+ * up first, then the APQ store. A document sent with a hash is checked against that hash, and
+ * stored only once it has parsed and passed validation (every abuse limit), as it starts to run.
+ * Persisted documents are parsed and validated like any other, so every abuse limit still applies.
  */
 export function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOptions): Plugin {
   const apq = only ? undefined : store;
@@ -74,7 +79,7 @@ export function usePersistedDocuments({ manifest, only, store }: PersistedDocume
       );
     },
     // Runs before the lookup above (envelop adds a plugin right after its parent): it sees the request as sent.
-    async onParams({ params }) {
+    onParams({ params, context }) {
       const claimed = apqHash(params);
       if (params.query === undefined || claimed === undefined) return;
       const hash = sha256Hex(params.query);
@@ -83,7 +88,12 @@ export function usePersistedDocuments({ manifest, only, store }: PersistedDocume
           extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } },
         });
       }
-      await apq?.set(hash, params.query);
+      if (apq) (context as RegistrationContext).apqRegistration = { hash, document: params.query };
+    },
+    // Parsed and validated by now: a document that breaks a limit never takes room in the store.
+    async onExecute({ args }) {
+      const registration = (args.contextValue as RegistrationContext).apqRegistration;
+      if (registration) await apq?.set(registration.hash, registration.document);
     },
   };
 }

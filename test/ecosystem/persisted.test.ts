@@ -139,9 +139,17 @@ describe('the APQ protocol', () => {
     const fromManifest = await fetch(`${apq.url}?documentId=sha256:${sha256(hostile)}`);
     expect(fromManifest.status).toBe(400);
     expect(await codes(fromManifest)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
-    const other = hostile.replace('Hostile', 'Hostile2');
-    expect(await codes(await register(apq, other))).toEqual(['GRAPHQL_VALIDATION_FAILED']);
-    expect(await codes(await byHash(apq, sha256(other)))).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+  });
+
+  it('stores a registered document only once it has parsed and passed the abuse limits', async () => {
+    const refused = [hostile.replace('Hostile', 'Hostile2'), 'query Broken { __typename'];
+    const sent = await Promise.all(refused.map(async (doc) => codes(await register(apq, doc))));
+    expect(sent).toEqual([['GRAPHQL_VALIDATION_FAILED'], ['GRAPHQL_PARSE_FAILED']]);
+    for (const doc of refused) {
+      const later = await byHash(apq, sha256(doc));
+      expect(later.status).toBe(404);
+      expect(await codes(later)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    }
   });
 
   it('keeps a bounded store: past APQ_MAX_DOCUMENTS the least recently used goes, past APQ_MAX_BYTES nothing is kept', async () => {

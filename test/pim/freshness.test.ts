@@ -55,11 +55,11 @@ const groups = (pim: ReturnType<typeof api>, classificationId: string) =>
 
 describe('the freshness of the answers a request used', () => {
   it.each([
-    ['public', { maxAgeS: 120, shared: true }],
-    ['aged', { maxAgeS: 10, shared: true }],
-    ['private', { maxAgeS: 30, shared: false }],
-    ['nostore', { maxAgeS: 0, shared: false }],
-    ['none', { maxAgeS: 0, shared: false }],
+    ['public', { maxAgeS: 60, sharedMaxAgeS: 120, shared: true }],
+    ['aged', { maxAgeS: 10, sharedMaxAgeS: 10, shared: true }],
+    ['private', { maxAgeS: 30, sharedMaxAgeS: 0, shared: false }],
+    ['nostore', { maxAgeS: 0, sharedMaxAgeS: 0, shared: false }],
+    ['none', { maxAgeS: 0, sharedMaxAgeS: 0, shared: false }],
   ])('%s', async (id, expected) => {
     const pim = api();
     expect(pim.freshness()).toBeUndefined();
@@ -70,11 +70,11 @@ describe('the freshness of the answers a request used', () => {
   it('is the least of every answer, DataLoader hits and failures included', async () => {
     const pim = api();
     await Promise.all([groups(pim, 'public'), groups(pim, 'aged'), groups(pim, 'public')]);
-    expect(pim.freshness()).toEqual({ maxAgeS: 10, shared: true });
+    expect(pim.freshness()).toEqual({ maxAgeS: 10, sharedMaxAgeS: 10, shared: true });
     await groups(pim, 'private');
-    expect(pim.freshness()).toEqual({ maxAgeS: 10, shared: false });
+    expect(pim.freshness()).toEqual({ maxAgeS: 10, sharedMaxAgeS: 0, shared: false });
     await expect(groups(pim, 'missing')).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    expect(pim.freshness()).toEqual({ maxAgeS: 0, shared: false });
+    expect(pim.freshness()).toEqual({ maxAgeS: 0, sharedMaxAgeS: 0, shared: false });
   });
 
   it('gives every coalesced waiter the same answer', async () => {
@@ -87,7 +87,7 @@ describe('the freshness of the answers a request used', () => {
     const call = { headers: { 'x-api-key': 'k' }, deadline: Date.now() + 5_000, bytes: client.openByteAccount() };
     const [a, b] = await Promise.all([client.get(request, call), client.get(request, call)]);
     expect(a).toBe(b);
-    expect(a.freshness).toEqual({ maxAgeS: 120, shared: true });
+    expect(a.freshness).toEqual({ maxAgeS: 60, sharedMaxAgeS: 120, shared: true });
     expect(upstream.requests).toHaveLength(1);
   });
 });
