@@ -6,6 +6,8 @@ import type { FairQueue, Release } from './fair-queue.ts';
 export interface AdmissionDispatchOptions {
   /** Epoch ms by which the GraphQL request's upstream work must be done. */
   deadline: number;
+  /** Fair-queue partition; unset, the call's credential partition. */
+  queueKey?: string | undefined;
 }
 
 export interface AdmissionOptions {
@@ -29,7 +31,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
       const deadline = own.deadline ?? Date.now() + requestTimeoutMs;
       const { signal } = own;
       const headers = (opts.headers ?? {}) as Record<string, string>;
-      queue.acquire(keyOf(headers), deadline, signal).then(
+      queue.acquire(own.queueKey ?? keyOf(headers), deadline, signal).then(
         (release) => {
           const left = deadline - Date.now();
           if (left <= 0) return refuse(handler, budgetSpent(), release);

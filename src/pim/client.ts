@@ -78,9 +78,9 @@ export function createPimClient({
   // compose() wraps outward: the cache answers hits before admission, so hits never queue.
   const dispatcher = cache ? agent.compose(admission, cache.interceptor) : agent.compose(admission);
 
-  const send: Send = async (pimRequest, { headers, signal, deadline, bytes }) => {
+  const send: Send = async (pimRequest, { headers, signal, deadline, bytes, queueKey }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
-    const admitted: AdmissionDispatchOptions = { deadline };
+    const admitted: AdmissionDispatchOptions = { deadline, queueKey };
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,
