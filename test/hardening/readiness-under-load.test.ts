@@ -34,3 +34,23 @@ describe('readiness under ordinary load', () => {
     expect(probes.length).toBeGreaterThanOrEqual(3);
   }, 30_000);
 });
+
+describe('readiness past the caches', () => {
+  it('asks the upstream on every probe, even when its last answer is still fresh', async () => {
+    const cached = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
+      res.end('{"status":200,"data":[]}');
+    });
+    const probed = await startFacade(cached.url, { READINESS_MAX_AGE_MS: '100' });
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect((await probed.get('/readiness')).status).toBe(200);
+        await sleep(200);
+      }
+      expect(cached.requests).toHaveLength(3);
+    } finally {
+      await probed.close();
+      await cached.close();
+    }
+  });
+});
