@@ -1,4 +1,4 @@
-import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { ByteAccount } from './pim/byte-limits.ts';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
@@ -10,8 +10,16 @@ import { withErrorContract } from './errors.ts';
 /** What this server adds to Yoga's context. */
 export interface PimContext {
   pim: PimApi;
-  /** The request's upstream bytes; released once its response exists. */
+  /** The request's upstream bytes; released once its response is finished. */
   upstreamBytes: ByteAccount;
+}
+
+// What decides when a request's bytes stop counting; kept beside its context, one per HTTP request.
+interface RequestState extends PimContext {
+  /** Streamed results (@defer/@stream) not yet ended. */
+  streams: number;
+  /** Yoga has built the response (for a stream, before its later parts exist). */
+  responded: boolean;
 }
 
 /** What every resolver receives. */
@@ -43,7 +51,7 @@ export function createContextFactory({
   maxUpstreamCalls,
   onDedup,
 }: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
-  const contexts = new WeakMap<Request, PimContext>();
+  const contexts = new WeakMap<Request, RequestState>();
   const context = ({ request }: YogaInitialContext): PimContext => {
     let built = contexts.get(request);
     if (!built) {
@@ -63,12 +71,32 @@ export function createContextFactory({
           onDedup,
         }),
       );
-      built = { pim, upstreamBytes };
+      built = { pim, upstreamBytes, streams: 0, responded: false };
       contexts.set(request, built);
+      // A client that leaves midway ends its streams too; this also covers one whose iterator is never closed.
+      request.signal.addEventListener('abort', () => upstreamBytes.release(), { once: true });
     }
-    return built;
+    return { pim: built.pim, upstreamBytes: built.upstreamBytes };
   };
-  // Once the response exists, the parsed bodies behind it are garbage: their bytes stop counting.
-  const plugin: Plugin = { onResponse: ({ request }) => contexts.get(request)?.upstreamBytes.release() };
+  // Once the whole response is out, the parsed bodies behind it are garbage: their bytes stop counting.
+  const settle = (state: RequestState | undefined) => {
+    if (state?.responded && state.streams === 0) state.upstreamBytes.release();
+  };
+  const plugin: Plugin = {
+    onExecute: ({ args }) => ({
+      onExecuteDone: ({ result }) => {
+        const state = contexts.get(args.contextValue.request);
+        if (!state || !isAsyncIterable(result)) return;
+        state.streams++;
+        // Runs when the last part is out and when the client cancels the stream (the iterator's return).
+        return { onEnd: () => (state.streams--, settle(state)) };
+      },
+    }),
+    onResponse: ({ request }) => {
+      const state = contexts.get(request);
+      if (state) state.responded = true;
+      settle(state);
+    },
+  };
   return { context, plugin };
 }

@@ -13,6 +13,8 @@ export interface ReadinessOptions {
 
 // A probe slower than this says "not ready" as clearly as a failure does.
 const PROBE_TIMEOUT_MS = 2_000;
+// Its own fair-queue partition (no credential key is spelt so): traffic of any caller never queues ahead of it.
+const PROBE_QUEUE_KEY = 'readiness-probe';
 
 /**
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
@@ -29,7 +31,12 @@ export function createReadiness({ client, limits, headers, maxAgeMs }: Readiness
     if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
     const bytes = client.openByteAccount();
     const answered = await client
-      .get(probe, { headers: probeHeaders, deadline: Date.now() + PROBE_TIMEOUT_MS, bytes })
+      .get(probe, {
+        headers: probeHeaders,
+        deadline: Date.now() + PROBE_TIMEOUT_MS,
+        bytes,
+        queueKey: PROBE_QUEUE_KEY,
+      })
       .then(
         () => true,
         (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status),

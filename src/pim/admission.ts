@@ -6,6 +6,8 @@ import type { FairQueue, Release } from './fair-queue.ts';
 export interface AdmissionDispatchOptions {
   /** Epoch ms by which the GraphQL request's upstream work must be done. */
   deadline: number;
+  /** Fair-queue partition; unset, the call's credential partition. */
+  queueKey?: string | undefined;
 }
 
 export interface AdmissionOptions {
@@ -29,7 +31,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
       const deadline = own.deadline ?? Date.now() + requestTimeoutMs;
       const { signal } = own;
       const headers = (opts.headers ?? {}) as Record<string, string>;
-      queue.acquire(keyOf(headers), deadline, signal).then(
+      queue.acquire(own.queueKey ?? keyOf(headers), deadline, signal).then(
         (release) => {
           const left = deadline - Date.now();
           if (left <= 0) return refuse(handler, budgetSpent(), release);
@@ -38,7 +40,13 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
             left < requestTimeoutMs
               ? budgetSpent()
               : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${requestTimeoutMs} ms`));
-          dispatch(opts, timedHandler(handler, Math.min(left, requestTimeoutMs), expiry, release));
+          const timed = timedHandler(handler, Math.min(left, requestTimeoutMs), expiry, release);
+          try {
+            dispatch(opts, timed);
+          } catch (error) {
+            // Thrown by the dispatch or a handler callback: the call is over, so its slot must come back.
+            timed.fail(error as Error);
+          }
         },
         (error: Error) => refuse(handler, error),
       );
@@ -59,8 +67,22 @@ function refuse(handler: Dispatcher.DispatchHandler, error: Error, release?: Rel
     pause: () => undefined,
     resume: () => undefined,
   };
-  handler.onRequestStart?.(controller, {});
-  handler.onResponseError?.(controller, error);
+  tell(handler, error, () => handler.onRequestStart?.(controller, {}), controller);
+}
+
+// The handler's error path; one that throws while told of its own failure has nothing left to hear.
+function tell(
+  handler: Dispatcher.DispatchHandler,
+  error: Error,
+  start: () => void,
+  controller: Dispatcher.DispatchController,
+) {
+  try {
+    start();
+    handler.onResponseError?.(controller, error);
+  } catch {
+    // Nothing is held here any more, and an exception would only become an unhandled rejection.
+  }
 }
 
 // Passes every event on; aborts the call when its deadline passes and frees the slot when it ends.
@@ -69,18 +91,31 @@ function timedHandler(
   timeoutMs: number,
   expiry: () => Error,
   release: Release,
-): Dispatcher.DispatchHandler {
+): Dispatcher.DispatchHandler & { fail(error: Error): void } {
   let controller: Dispatcher.DispatchController | undefined;
   let expired: Error | undefined;
+  let ended = false;
+  let failed = false;
   const timer = setTimeout(() => {
     expired = expiry();
     controller?.abort(expired);
   }, timeoutMs);
   const end = () => {
+    ended = true;
     clearTimeout(timer);
     release();
   };
   return {
+    /** Ends a call whose dispatch threw: frees the slot, and tells the handler unless it already heard the end. */
+    fail(error) {
+      const told = ended;
+      failed = true;
+      end();
+      controller?.abort(error);
+      if (told) return;
+      if (controller) tell(handler, error, () => undefined, controller);
+      else refuse(handler, error);
+    },
     onRequestStart(c, context) {
       controller = c;
       handler.onRequestStart?.(c, context);
@@ -94,6 +129,8 @@ function timedHandler(
       handler.onResponseEnd?.(c, trailers);
     },
     onResponseError(c, error) {
+      // After fail() the handler has already heard this call's end; the abort's echo is not news.
+      if (ended && failed) return;
       end();
       handler.onResponseError?.(c, error);
     },

@@ -43,11 +43,13 @@ const REDACTED = '[redacted]';
 
 // Also as JSON would escape it inside a string; a value outside any string breaks the JSON, which is safe.
 function redact(text: string, secrets: readonly string[]): string {
+  const forms = new Set(
+    secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')]),
+  );
   let result = text;
-  for (const secret of secrets) {
-    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')])) {
-      if (result.includes(form)) result = result.replaceAll(form, REDACTED);
-    }
+  // Longest first: a credential inside a longer one must not leave the longer one's rest in clear.
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+    if (result.includes(form)) result = result.replaceAll(form, REDACTED);
   }
   return result;
 }

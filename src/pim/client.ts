@@ -78,9 +78,9 @@ export function createPimClient({
   // compose() wraps outward: the cache answers hits before admission, so hits never queue.
   const dispatcher = cache ? agent.compose(admission, cache.interceptor) : agent.compose(admission);
 
-  const send: Send = async (pimRequest, { headers, signal, deadline, bytes }) => {
+  const send: Send = async (pimRequest, { headers, signal, deadline, bytes, queueKey }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
-    const admitted: AdmissionDispatchOptions = { deadline };
+    const admitted: AdmissionDispatchOptions = { deadline, queueKey };
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,
@@ -110,7 +110,8 @@ export function createPimClient({
   const get: Send = !cache
     ? layered
     : async (pimRequest, call) => {
-        const cached = cache.lookup(pimRequest.path, call.headers);
+        // A call that asks past the caches (the readiness probe) must reach the HTTP cache's revalidation.
+        const cached = asksPastCache(call.headers) ? undefined : cache.lookup(pimRequest.path, call.headers);
         if (cached !== undefined) return cached;
         const answer = await layered(pimRequest, call);
         cache.remember(pimRequest.path, call.headers, answer);
@@ -126,6 +127,8 @@ export function createPimClient({
     openByteAccount: () => bytesHeld.open(),
   };
 }
+
+const asksPastCache = (headers: Record<string, string>) => /\bno-cache\b/i.test(headers['cache-control'] ?? '');
 
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const unavailableCodes = new Set([

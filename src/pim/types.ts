@@ -27,6 +27,8 @@ export interface CallOptions {
   deadline: number;
   /** The GraphQL request's upstream bytes; every body read is charged to it. */
   bytes: ByteAccount;
+  /** Fair-queue partition of the call; unset, its credential's. The readiness probe has its own. */
+  queueKey?: string | undefined;
 }
 
 /** Sends one GET and resolves with its Answer, else rejects with a PimError (or the caller's abort reason). */

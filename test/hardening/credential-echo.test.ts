@@ -64,3 +64,14 @@ describe('an upstream that echoes credentials', () => {
     expect(text).toContain('"echoed":"key [redacted]');
   });
 });
+
+describe('credentials that overlap', () => {
+  it('blanks out the whole longer one when another is its prefix', async () => {
+    const short = 'overlap-123456';
+    const long = `${short}TAIL789`;
+    const { text } = await post({ 'x-api-key': short, authorization: long });
+    expect(text).not.toContain(short);
+    expect(text).not.toContain('TAIL789');
+    expect(text).toContain('"echoed":"key [redacted] auth [redacted]"');
+  });
+});

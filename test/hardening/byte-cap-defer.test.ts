@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+// Three answers of ~700 KB against a 1 MiB process cap: only one fits at a time.
+const ANSWER_BYTES = 700_000;
+const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_CACHE: 'false' };
+const fields = (tag: string) =>
+  [0, 1, 2].map((i) => `f${i}: catalogProducts(catalogId: "${tag}-${i}")`).join(' ');
+const multipart = { 'content-type': 'application/json', accept: 'multipart/mixed' };
+
+let upstream: Upstream;
+let facade: Facade;
+beforeAll(async () => {
+  upstream = await startUpstream(faults.oversized(ANSWER_BYTES));
+  facade = await startFacade(upstream.url, env);
+});
+afterAll(async () => {
+  await facade?.close();
+  await upstream?.close();
+});
+
+const tooLarge = (text: string) => text.match(/UPSTREAM_TOO_LARGE/g)?.length ?? 0;
+
+describe('the process byte cap holds for deferred parts', () => {
+  it('refuses the fields past the cap in a plain query', async () => {
+    const answer = await facade.post(`{ ${fields('plain')} }`);
+    expect(answer.status).toBe(200);
+    expect(tooLarge(answer.text)).toBe(2);
+  });
+
+  it('refuses the same fields past the cap inside @defer', async () => {
+    const answer = await facade.request('/graphql', {
+      method: 'POST',
+      headers: multipart,
+      body: JSON.stringify({ query: `{ ... @defer { ${fields('deferred')} } }` }),
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/multipart\/mixed/);
+    expect(tooLarge(answer.text)).toBe(2);
+  });
+
+  it('gives the bytes back when the client leaves a deferred response midway', async () => {
+    // The upstream holds its answers until the client has gone, so the bytes are charged after it left.
+    upstream.respond(faults.slowHeaders(300));
+    const controller = new AbortController();
+    const response = await fetch(facade.url, {
+      method: 'POST',
+      headers: multipart,
+      body: JSON.stringify({ query: `{ ... @defer { f0: catalogProducts(catalogId: "left") } }` }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    upstream.respond(faults.oversized(ANSWER_BYTES));
+    const answer = await facade.post(`{ ${fields('after')} }`);
+    expect(tooLarge(answer.text)).toBe(2);
+  });
+});
