@@ -66,7 +66,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     upstreamStatus: () => client.status,
     omitMetrics: omit.has('metrics'),
   });
-  const graphiqlAssets = createGraphiQLAssets();
+  // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
+  const graphiqlAssets = config.introspection ? createGraphiQLAssets() : undefined;
   const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
@@ -111,15 +112,14 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       requestContext.plugin,
       useHttpCaching({ forwardHeaders: config.forwardHeaders }),
       ...observability.plugins,
-      // GraphiQL's scripts are served only where GraphiQL itself is.
-      ...(config.introspection ? [graphiqlAssets.plugin] : []),
+      ...(graphiqlAssets ? [graphiqlAssets.plugin] : []),
       useRefusalMessages(),
     ],
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,
     graphiql: config.introspection && graphiqlOptions,
     cors: corsFor(config.corsOrigins),
-    renderGraphiQL: graphiqlAssets.render,
+    ...(graphiqlAssets ? { renderGraphiQL: graphiqlAssets.render } : {}),
     landingPage: false,
     // The node:http server (http/server.ts) refuses bodies over HTTP_MAX_BODY_BYTES before Yoga
     // sees them; Yoga's own 25 MB check would pipe every body through one more stream.
