@@ -144,7 +144,8 @@ function toConfig(e: Settings) {
     /** Calls one credential may have in flight at once. */
     maxConcurrencyPerCredential: Math.min(
       e.PIM_MAX_CONCURRENCY,
-      e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.ceil(e.PIM_MAX_CONCURRENCY / 4),
+      // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
+      e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
     ),
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
