@@ -74,7 +74,7 @@ export const settings = z.object({
   PIM_BREAKER_HALF_OPEN_MS: int(100, 600_000).default(10_000),
   PIM_MAX_BODY_BYTES: int(1_024, 1_073_741_824).default(8_388_608),
   PIM_MAX_REQUEST_BYTES: int(1_024, 4_294_967_296).default(33_554_432),
-  PIM_MAX_INFLIGHT_BYTES: int(1_024, 68_719_476_736).default(50_331_648),
+  PIM_MAX_INFLIGHT_BYTES: int(1_024, 68_719_476_736).default(33_554_432),
   OTEL_EXPORTER_OTLP_ENDPOINT: z
     .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' })
     .optional(),
