@@ -12,8 +12,7 @@ import {
   failWith500,
   post,
   readiness,
-  startFacade,
-  startUpstream,
+  startStack,
   tally,
 } from './soak-kit.ts';
 
@@ -27,14 +26,9 @@ const RECOVERY_MAX_MS = 15_000;
 
 /** Runs the phase, prints its figures and a pass/fail line; true when it passed. */
 export async function blipPhase(): Promise<boolean> {
-  const upstream = await startUpstream(failWith500);
-  // An upstream left listening would keep the soak from exiting.
-  const facade = await startFacade(upstream.url, {
+  const { upstream, facade } = await startStack(failWith500, {
     PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
     READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS),
-  }).catch(async (error: unknown) => {
-    await upstream.close();
-    throw error;
   });
   const figures: Figures = {
     driving: 0,

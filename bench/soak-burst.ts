@@ -14,8 +14,7 @@ import {
   median,
   post,
   readiness,
-  startFacade,
-  startUpstream,
+  startStack,
   tally,
 } from './soak-kit.ts';
 
@@ -31,15 +30,9 @@ const READINESS_MAX_AGE_MS = 1_000;
 
 /** Runs the phase, prints its figures and a pass/fail line; true when it passed. */
 export async function burstPhase(): Promise<boolean> {
-  const upstream = await startUpstream((req, res) =>
-    req.headers['x-api-key'] === 'A' ? answerAfter(A_UPSTREAM_MS)(req, res) : answerNow(req, res),
-  );
-  // An upstream left listening would keep the soak from exiting.
-  const facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) }).catch(
-    async (error: unknown) => {
-      await upstream.close();
-      throw error;
-    },
+  const { upstream, facade } = await startStack(
+    (req, res) => (req.headers['x-api-key'] === 'A' ? answerAfter(A_UPSTREAM_MS)(req, res) : answerNow(req, res)),
+    { READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) },
   );
   const stopAll = new AbortController();
   const b: Array<{ ms: number; codes: string[] }> = [];

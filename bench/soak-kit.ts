@@ -81,6 +81,17 @@ export async function startFacade(upstreamUrl: string, env: Record<string, strin
 
 export type Facade = Awaited<ReturnType<typeof startFacade>>;
 
+/** A loopback upstream answering with `handler` and the façade child in front of it (`env` set). */
+export async function startStack(handler: Handler, env: Record<string, string>) {
+  const upstream = await startUpstream(handler);
+  // An upstream left listening would keep the soak from exiting.
+  const facade = await startFacade(upstream.url, env).catch(async (error: unknown) => {
+    await upstream.close();
+    throw error;
+  });
+  return { upstream, facade };
+}
+
 /** One aliased GraphQL operation of `count` fields, each a distinct upstream call. */
 export const distinctFields = (prefix: string, count: number) =>
   `{ ${Array.from({ length: count }, (_, i) => `f${i}: classificationGroups(classificationId: "${prefix}-${i}")`).join(' ')} }`;
