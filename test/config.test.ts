@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, settings } from '../src/config.ts';
 
-/** The README's configuration table: variable name -> its "default" cell. */
+/** The configuration table (docs/configuration.md): variable name -> its "default" cell. */
 function documentedSettings(): Map<string, string> {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
   const rows = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/gm)];
   return new Map(rows.map(([, name, cell]) => [name!, cell!.trim()]));
 }
@@ -36,7 +36,7 @@ describe('loadConfig', () => {
     });
   });
 
-  it('documents every setting with its default in the README, and nothing else', () => {
+  it('documents every setting with its default in docs/configuration.md, and nothing else', () => {
     const documented = documentedSettings();
     expect([...documented.keys()].sort()).toEqual(Object.keys(settings.shape).sort());
     for (const [name, field] of Object.entries(settings.shape)) {

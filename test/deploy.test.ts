@@ -39,8 +39,8 @@ const deployment = find('Deployment');
 const container = deployment.spec.template.spec.containers[0];
 const compose = parseYaml('deploy/compose/compose.yaml')[0];
 
-// The server's settings, as its README table lists them (a test keeps that table and the schema equal).
-const settings = new Set([...read('README.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
+// The server's settings, as docs/configuration.md lists them (a test keeps that table and the schema equal).
+const settings = new Set([...read('docs/configuration.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
 // Read by Node and glibc, not by the server: the heap flags and the malloc arenas.
 const runtimeVariables = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
 const envOf = (vars: EnvVar[]) =>
