@@ -81,6 +81,14 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       ...config.cache,
       onError: (error) => logger?.warn({ err: error.message }, 'Response cache failed; answering from the upstream'),
     },
+    stale: {
+      ...config.stale,
+      onError: (error) => logger?.warn({ err: error.message }, 'Stale-answer store failed; answering without it'),
+      onOutcome: (outcome, reason) => {
+        observability.metrics.cacheOutcomes.inc({ outcome });
+        if (reason) observability.metrics.staleAnswers.inc({ reason });
+      },
+    },
     telemetry: observability.telemetry,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     byteLimits: config.upstreamByteLimits,
@@ -110,7 +118,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       ...(omit.has('limits') ? [] : [useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection })]),
       useDeferStream(),
       requestContext.plugin,
-      useHttpCaching({ forwardHeaders: config.forwardHeaders }),
+      useHttpCaching({ forwardHeaders: config.forwardHeaders, surrogateKeyHeader: config.surrogateKeyHeader }),
       ...observability.plugins,
       ...(graphiqlAssets ? [graphiqlAssets.plugin] : []),
       useRefusalMessages(),

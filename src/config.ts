@@ -88,6 +88,20 @@ export const settings = z.object({
   PIM_CACHE: flag.default(true),
   PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
   PIM_CACHE_MAX_MB: int(1, 65_536).default(64),
+  // Stale answers (docs/operations.md "Stale answers"): a failed call gets the last good answer of
+  // its URL and credential if it is at most this old; 0 never serves stale data on errors.
+  PIM_STALE_IF_ERROR_S: int(0, 31_536_000).default(86_400),
+  // An answer past its freshness is served at once for this long while one refresh runs; 0: off.
+  PIM_STALE_WHILE_REVALIDATE_S: int(0, 31_536_000).default(0),
+  // Bound on the in-process last-known-good copies (Redis keeps its own, each for its window).
+  PIM_STALE_MAX_MB: int(1, 65_536).default(64),
+  // Bearer token of POST /cache/invalidate; unset, the endpoint does not exist.
+  CACHE_ADMIN_TOKEN: z.string().min(16, { error: 'a token of at least 16 characters' }).optional(),
+  // Header naming the catalogs and classifications of a cacheable response, for CDN purges by tag.
+  SURROGATE_KEY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, { error: 'a header name such as Surrogate-Key, Cache-Tag or xkey' })
+    .default('Surrogate-Key'),
   GRAPHQL_APQ: flag.default(true),
   APQ_MAX_DOCUMENTS: int(1, 1_000_000).default(1_000),
   APQ_MAX_BYTES: int(1_024, 1_073_741_824).default(4_194_304),
@@ -201,6 +215,17 @@ function toConfig(e: Settings) {
       maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
     },
+    /** Last-known-good and stale-while-revalidate; the copies live in Redis too when REDIS_URL is set. */
+    stale: {
+      staleIfErrorS: e.PIM_STALE_IF_ERROR_S,
+      staleWhileRevalidateS: e.PIM_STALE_WHILE_REVALIDATE_S,
+      maxBytes: e.PIM_STALE_MAX_MB * 2 ** 20,
+      redisUrl: e.REDIS_URL,
+      // Invalidations sent to another instance end freshness here within this time.
+      invalidationPollMs: 1_000,
+    },
+    cacheAdminToken: e.CACHE_ADMIN_TOKEN,
+    surrogateKeyHeader: e.SURROGATE_KEY_HEADER,
     apq: e.GRAPHQL_APQ && {
       maxDocuments: e.APQ_MAX_DOCUMENTS,
       maxBytes: e.APQ_MAX_BYTES,

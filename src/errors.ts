@@ -13,13 +13,13 @@ import type { PimApi } from './pim/loaders.ts';
 export function withErrorContract(api: PimApi): PimApi {
   const wrap =
     (call: PimApi[OperationName]): PimApi[OperationName] =>
-    (args) =>
-      call(args).catch((error: unknown) => Promise.reject(toContractError(error)));
+    (args, at) =>
+      call(args, at).catch((error: unknown) => Promise.reject(toContractError(error)));
   return {
+    ...api,
     searchProducts: wrap(api.searchProducts),
     getClassificationGroup: wrap(api.getClassificationGroup),
     listClassificationGroups: wrap(api.listClassificationGroups),
-    freshness: api.freshness,
   };
 }
 

@@ -65,6 +65,18 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
       labelNames: ['operation'] as const,
       registers,
     }),
+    cacheOutcomes: new Counter({
+      name: 'pim_cache_outcomes_total',
+      help: 'Upstream loads by how they were answered: hit (fresh in the cache), miss (the PIM was asked), stale, or revalidated (a background refresh came back).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    staleAnswers: new Counter({
+      name: 'pim_stale_answers_total',
+      help: 'Upstream loads answered with stale data, by reason: revalidating, or the code of the PIM failure it stood in for.',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
       help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open, isolated).',

@@ -30,6 +30,8 @@ export interface AnswerStore {
   /** Keeps the parsed body of a 2xx answer if {@link fresh} opened an entry for it. */
   remember(key: string, headers: Headers, answer: Answer): void;
   forget(key: string): void;
+  /** Drops every entry: some ended their freshness early (an invalidation). */
+  clear(): void;
 }
 
 export interface AnswerStoreOptions {
@@ -63,6 +65,7 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       entry.body = deepFreeze(body);
     },
     forget: (key) => void answers.delete(key),
+    clear: () => answers.clear(),
   };
 }
 

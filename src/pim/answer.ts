@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import { freshnessOf } from './freshness.ts';
+import { freshnessOf, staleHintsOf } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
 
@@ -38,7 +38,9 @@ export async function readAnswer(
     throw new PimError('UPSTREAM_ERROR', message, statusCode);
   }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
-  return { body, freshness: freshnessOf(headers['cache-control'], headers['age']) };
+  const age = Number(headers['age']);
+  const kept = { text, hints: staleHintsOf(headers['cache-control']), ageS: Number.isFinite(age) ? age : undefined };
+  return { body, freshness: freshnessOf(headers['cache-control'], headers['age']), kept };
 }
 
 const REDACTED = '[redacted]';

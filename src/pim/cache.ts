@@ -22,6 +22,8 @@ export interface ResponseCacheOptions {
   maxEntryBytes: number;
   /** Told about Redis failures, at most once per 10 s; the call then goes on as a cache miss. */
   onError: (error: Error) => void;
+  /** Epoch ms of the latest invalidation of a request path: responses stored before it are misses. */
+  invalidatedSince: (path: string) => number;
 }
 
 /**
@@ -36,6 +38,8 @@ export interface ResponseCache {
   lookup(path: string, headers: Headers): Answer | undefined;
   /** Keeps a parsed answer for later lookups while the HTTP cache holds its response fresh. */
   remember(path: string, headers: Headers, answer: Answer): void;
+  /** Drops the parsed answers after an invalidation; the HTTP cache checks its own entries on lookup. */
+  forgetAnswers(): void;
   close(): Promise<void>;
 }
 
@@ -53,7 +57,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });
   const answers = createAnswerStore({ maxBytes });
   const interceptor = interceptors.cache({
-    store: partitionByCredential(inner, credentialKey, answers),
+    store: partitionByCredential(inner, credentialKey, answers, options.invalidatedSince),
     methods: ['GET'],
     // Every entry is private to one credential, so the rules of a private cache apply.
     type: 'private',
@@ -66,25 +70,30 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     interceptor,
     lookup: (path, headers) => answers.lookup(answerKey(path, headers), headers),
     remember: (path, headers, answer) => answers.remember(answerKey(path, headers), headers, answer),
+    forgetAnswers: () => answers.clear(),
     close: async () => void (redis && (await closeRedis(redis))),
   };
 }
 
 // Puts the credential key in the stored path; the store never sees the raw credential. Fresh
-// hits open an entry in `answers`, which the client then fills with the parsed body.
+// hits open an entry in `answers`, which the client then fills with the parsed body. An entry
+// stored before an invalidation of its tags is a miss; the next answer overwrites it.
 function partitionByCredential(
   store: CacheStore,
   credentialKey: ResponseCacheOptions['credentialKey'],
   answers: AnswerStore,
+  invalidatedSince: ResponseCacheOptions['invalidatedSince'],
 ): CacheStore {
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
   const privateKey = (key: CacheKey): CacheKey => ({ ...key, path: `${key.path}#${partition(key)}` });
   const answerKey = (key: CacheKey) => `${key.origin}${key.path}#${partition(key)}`;
   return {
     async get(key) {
-      const result = await store.get(privateKey(key));
-      const bytes = result && byteLength(result.body);
-      if (result && bytes !== undefined) answers.fresh(answerKey(key), result, bytes);
+      const stored = await store.get(privateKey(key));
+      if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
+      const result = withoutStaleDirectives(stored);
+      const bytes = byteLength(result.body);
+      if (bytes !== undefined) answers.fresh(answerKey(key), result, bytes);
       return result;
     },
     createWriteStream: (key, value) => store.createWriteStream(privateKey(key), value),
@@ -93,6 +102,15 @@ function partitionByCredential(
       return store.delete(privateKey(key));
     },
   };
+}
+
+// The client's stale step serves stale answers, one refresh per key and with the call's own
+// queue and breaker; undici would serve them too, from inside the call, refreshing on every use.
+function withoutStaleDirectives(result: GetResult): GetResult {
+  const directives = result.cacheControlDirectives;
+  if (!directives?.['stale-while-revalidate'] && !directives?.['stale-if-error']) return result;
+  const { 'stale-while-revalidate': _swr, 'stale-if-error': _sie, ...rest } = directives;
+  return { ...result, cacheControlDirectives: rest };
 }
 
 // The stores return a Buffer or a list of chunks; a stream's size is unknown, so it is not kept.

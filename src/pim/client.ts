@@ -9,6 +9,7 @@ import { createCredentialKey, createCredentialSecrets } from './credential.ts';
 import { createFairQueue } from './fair-queue.ts';
 import { checkedUrl } from './guards.ts';
 import { createResilience, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
+import { createStaleServing, type StaleServingOptions } from './stale-serving.ts';
 import type { Layer, Send, UpstreamStatus } from './types.ts';
 
 export interface PimClientOptions {
@@ -26,7 +27,9 @@ export interface PimClientOptions {
   /** Share identical in-flight GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false turns it off. */
-  cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl'> | false;
+  cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl' | 'invalidatedSince'> | false;
+  /** Stale answers: last-known-good on failures, stale-while-revalidate, invalidation; absent: none. */
+  stale?: Omit<StaleServingOptions, 'credentialKey' | 'requestTimeoutMs' | 'defaultTtlMs' | 'openBytes'> | undefined;
   /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
   telemetry?: Layer | undefined;
   /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
@@ -45,6 +48,8 @@ export interface PimClient {
   status: UpstreamStatus;
   /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
   openByteAccount(): ByteAccount;
+  /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
+  invalidate(tag: string): Promise<void>;
 }
 
 /** Creates the upstream client around one pooled undici Agent. */
@@ -57,6 +62,7 @@ export function createPimClient({
   credentialHeaders,
   coalesce,
   cache: cacheOptions,
+  stale: staleOptions,
   telemetry,
   maxBodyBytes,
   byteLimits,
@@ -72,7 +78,22 @@ export function createPimClient({
   });
   const credentialKey = createCredentialKey(credentialHeaders);
   const secretsOf = createCredentialSecrets(credentialHeaders);
-  const cache = cacheOptions === false ? undefined : createResponseCache({ ...cacheOptions, credentialKey, baseUrl });
+  const stale =
+    staleOptions &&
+    createStaleServing({
+      ...staleOptions,
+      credentialKey,
+      requestTimeoutMs,
+      defaultTtlMs: cacheOptions === false ? 0 : cacheOptions.defaultTtlMs,
+      openBytes: () => bytesHeld.open(),
+      // Read only once an invalidation has happened, when `cache` exists.
+      onInvalidation: () => cache?.forgetAnswers(),
+    });
+  const invalidatedSince = stale?.invalidatedSince ?? (() => 0);
+  const cache =
+    cacheOptions === false
+      ? undefined
+      : createResponseCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
   const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential });
   const admission = createAdmission({ queue, keyOf: credentialKey, requestTimeoutMs });
   // compose() wraps outward: the cache answers hits before admission, so hits never queue.
@@ -100,7 +121,9 @@ export function createPimClient({
   const resilience = createResilience(resilienceOptions);
   // Outermost first: each layer sees the calls of the one before it. Coalescing shares one flight, and
   // so one breaker decision and one retry sequence; the HTTP cache sits inside send, in the dispatcher.
+  // The stale step goes first: it answers with a kept copy whatever the steps inside it failed with.
   const layers: Layer[] = [
+    ...(stale ? [stale.layer] : []),
     ...(coalesce ? [createCoalescing({ credentialKey })] : []),
     ...resilience.layers,
     ...(telemetry ? [telemetry] : []),
@@ -112,7 +135,7 @@ export function createPimClient({
     : async (pimRequest, call) => {
         // A call that asks past the caches (the readiness probe) must reach the HTTP cache's revalidation.
         const cached = asksPastCache(call.headers) ? undefined : cache.lookup(pimRequest.path, call.headers);
-        if (cached !== undefined) return cached;
+        if (cached !== undefined) return (stale?.onOutcome?.('hit'), cached);
         const answer = await layered(pimRequest, call);
         cache.remember(pimRequest.path, call.headers, answer);
         return answer;
@@ -121,10 +144,14 @@ export function createPimClient({
     get,
     close: async () => {
       resilience.close();
-      await Promise.all([agent.close(), cache?.close()]);
+      await Promise.all([agent.close(), cache?.close(), stale?.close()]);
     },
     status: resilience.status,
     openByteAccount: () => bytesHeld.open(),
+    invalidate: async (tag) => {
+      if (!stale) return cache?.forgetAnswers();
+      await stale.invalidate(tag);
+    },
   };
 }
 

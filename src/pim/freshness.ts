@@ -1,4 +1,4 @@
-import type { Freshness } from './types.ts';
+import type { Freshness, StaleHints } from './types.ts';
 
 type HeaderValue = string | string[] | undefined;
 
@@ -18,6 +18,18 @@ export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshn
   const shared = !directives.has('private') && sharedMaxAge !== undefined;
   const left = (lifetime: number | undefined) => Math.max(0, (lifetime ?? 0) - (seconds(String(age ?? '')) ?? 0));
   return { maxAgeS: left(maxAge), sharedMaxAgeS: shared ? left(sharedMaxAge) : 0, shared };
+}
+
+/** Reads the {@link StaleHints} of one upstream response. */
+export function staleHintsOf(cacheControl: HeaderValue): StaleHints {
+  const directives = parseDirectives(String(cacheControl ?? ''));
+  return {
+    noStore: directives.has('no-store'),
+    noCache: directives.has('no-cache'),
+    explicit: directives.has('max-age') || directives.has('s-maxage'),
+    staleWhileRevalidateS: seconds(directives.get('stale-while-revalidate')),
+    staleIfErrorS: seconds(directives.get('stale-if-error')),
+  };
 }
 
 function parseDirectives(header: string): Map<string, string | undefined> {

@@ -4,6 +4,7 @@ import type { ByteAccount } from './byte-limits.ts';
 import type { PimClient } from './client.ts';
 import { PimError } from './errors.ts';
 import { NOT_FRESH } from './freshness.ts';
+import { tagsOf } from './tags.ts';
 import type { Answer, Freshness } from './types.ts';
 
 export interface PimApiOptions {
@@ -23,10 +24,27 @@ export interface PimApiOptions {
   onDedup?: ((request: PimRequest) => void) | undefined;
 }
 
+/** Where a field sits in the response; GraphQL's `info.path` is one. */
+export interface FieldPath {
+  readonly prev: FieldPath | undefined;
+  readonly key: string | number;
+}
+
+/** A field answered past its freshness: where, how old its data is, and why (`revalidating` or an error code). */
+export interface StaleField {
+  path: Array<string | number>;
+  age: number;
+  reason: string;
+}
+
 /** The three REST operations as one GraphQL request sees them; each resolves with the answer's body. */
-export type PimApi = Record<OperationName, (args: PimArgs) => Promise<unknown>> & {
+export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldPath) => Promise<unknown>> & {
   /** How long every answer used so far stays fresh (the least of them); undefined before any load settled. */
   freshness(): Freshness | undefined;
+  /** The fields answered with stale data so far. */
+  stale(): readonly StaleField[];
+  /** The catalogs and classifications read so far, as tags (see tags.ts). */
+  tags(): ReadonlySet<string>;
 };
 
 /**
@@ -51,6 +69,8 @@ export function createPimApi({
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();
+  const staleFields: StaleField[] = [];
+  const tags = new Set<string>();
   let least: Freshness | undefined;
   // Every load counts, DataLoader hits included; a failed one makes the response not reusable.
   const record = (freshness: Freshness) => {
@@ -65,13 +85,15 @@ export function createPimApi({
     if (!distinct.has(request.path)) {
       if (distinct.size >= maxCalls) throw tooManyCalls(maxCalls);
       distinct.add(request.path);
+      for (const tag of tagsOf(request.path)) tags.add(tag);
     } else onDedup?.(request);
     return loader.load(request);
   };
-  const call = (operation: OperationName) => async (args: PimArgs) => {
+  const call = (operation: OperationName) => async (args: PimArgs, at?: FieldPath) => {
     try {
       const answer = await load(operation, args);
       record(answer.freshness);
+      if (answer.stale) staleFields.push({ path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason });
       return answer.body;
     } catch (error) {
       record(NOT_FRESH);
@@ -83,7 +105,15 @@ export function createPimApi({
     getClassificationGroup: call('getClassificationGroup'),
     listClassificationGroups: call('listClassificationGroups'),
     freshness: () => least,
+    stale: () => staleFields,
+    tags: () => tags,
   };
+}
+
+function pathOf(at: FieldPath | undefined): Array<string | number> {
+  const keys: Array<string | number> = [];
+  for (let step = at; step; step = step.prev) keys.unshift(step.key);
+  return keys;
 }
 
 function tooManyCalls(max: number): PimError {

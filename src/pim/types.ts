@@ -11,10 +11,41 @@ export interface Freshness {
   shared: boolean;
 }
 
+/** What an upstream response's `cache-control` says about keeping and serving it once stale (RFC 5861). */
+export interface StaleHints {
+  /** `no-store`: never kept, not even as last-known-good. */
+  noStore: boolean;
+  /** `no-cache`: every reuse needs the upstream's word, so never served while revalidating. */
+  noCache: boolean;
+  /** It names its own lifetime (`max-age`, `s-maxage`), so no default TTL applies. */
+  explicit: boolean;
+  staleWhileRevalidateS: number | undefined;
+  staleIfErrorS: number | undefined;
+}
+
+/** A 2xx response as read, for the last-known-good store; the client's stale step takes it off. */
+export interface Keepable {
+  /** The body's JSON text, credentials already blanked out. */
+  text: string;
+  hints: StaleHints;
+  /** Its `Age` header: undici's cache sets one on every answer it serves; undefined from the wire. */
+  ageS: number | undefined;
+}
+
+/** Why a field got an answer past its freshness: a refresh is under way, or the upstream error's code. */
+export interface Staleness {
+  ageS: number;
+  reason: string;
+}
+
 /** One upstream answer: the parsed JSON body of a 2xx response and its freshness. */
 export interface Answer {
   body: unknown;
   freshness: Freshness;
+  /** Set by the reader of a fresh response; absent on answers served again. */
+  kept?: Keepable | undefined;
+  /** Set when the answer is older than its freshness allows. */
+  stale?: Staleness | undefined;
 }
 
 /** What one upstream call needs besides the request itself; every layer passes it on. */

@@ -7,6 +7,8 @@ import type { Freshness } from '../pim/types.ts';
 export interface HttpCachingOptions {
   /** Lower-case incoming headers passed on to the PIM: they make a response private and are varied on. */
   forwardHeaders: readonly string[];
+  /** Header that names a cacheable response's catalogs and classifications, for CDN purges by tag. */
+  surrogateKeyHeader: string;
 }
 
 /** What decides one response's `Cache-Control`. */
@@ -48,7 +50,7 @@ const streamedTypes = /^(multipart\/|text\/event-stream)/i;
  * (`If-None-Match` gets 304) and `Vary` on `Accept` and the forwarded credential headers, so a
  * shared cache keeps one caller's answer from another.
  */
-export function useHttpCaching({ forwardHeaders }: HttpCachingOptions): Plugin {
+export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachingOptions): Plugin {
   const carriesCredential = (headers: Headers) => forwardHeaders.some((name) => (headers.get(name) ?? '') !== '');
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
@@ -62,12 +64,19 @@ export function useHttpCaching({ forwardHeaders }: HttpCachingOptions): Plugin {
         freshness: pim?.freshness(),
         failed: Boolean(result.errors?.length) || result.data == null,
       });
+      const stale = pim?.stale() ?? [];
+      const headers: Record<string, string> = { 'cache-control': cacheControl };
+      // A stale field makes the response not fresh (no-store above); Age says how old its oldest data is.
+      if (stale.length > 0) headers['age'] = String(Math.max(...stale.map((field) => field.age)));
+      const tags = pim?.tags();
+      if (tags?.size && !cacheControl.includes('no-store')) headers[surrogateKeyHeader] = [...tags].join(' ');
       const http = result.extensions?.http;
       setResult({
         ...result,
         extensions: {
           ...result.extensions,
-          http: { ...http, headers: { ...http?.headers, 'cache-control': cacheControl } },
+          ...(stale.length > 0 && { stale }),
+          http: { ...http, headers: { ...http?.headers, ...headers } },
         },
       });
     },

@@ -14,7 +14,7 @@ builder.queryField('classificationGroup', (t) =>
       }),
       languageId: t.arg.string({ description: describe.languageId }),
     },
-    resolve: (_, args, { pim }) => pim.getClassificationGroup(args),
+    resolve: (_, args, { pim }, info) => pim.getClassificationGroup(args, info.path),
   }),
 );
 
@@ -28,6 +28,6 @@ builder.queryField('classificationGroups', (t) =>
       page: t.arg.int({ description: describe.page }),
       pageSize: t.arg.int({ description: describe.pageSize }),
     },
-    resolve: (_, args, { pim }) => pim.listClassificationGroups(args),
+    resolve: (_, args, { pim }, info) => pim.listClassificationGroups(args, info.path),
   }),
 );

@@ -20,6 +20,6 @@ builder.queryField('catalogProducts', (t) =>
       page: t.arg.int({ description: describe.page }),
       pageSize: t.arg.int({ description: describe.pageSize }),
     },
-    resolve: (_, args, { pim }) => pim.searchProducts(args),
+    resolve: (_, args, { pim }, info) => pim.searchProducts(args, info.path),
   }),
 );

@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+
+/** A 2xx answer kept to be served once stale: its JSON text and the times that bound its use. */
+export interface KeptAnswer {
+  text: string;
+  /** Epoch ms the upstream produced it (its `Age` taken off). */
+  storedAt: number;
+  /** Epoch ms its freshness ends. */
+  freshUntil: number;
+  /** Epoch ms up to which it may be served while one refresh runs; at most `freshUntil` when never. */
+  revalidateUntil: number;
+  /** Epoch ms up to which it may stand in for a failed call. */
+  errorUntil: number;
+}
+
+export interface LastKnownGoodOptions {
+  /** Bound on the in-process copy, counted in characters of JSON text (plus the key). */
+  maxBytes: number;
+  /** Shared with the other instances, each entry expiring with its use; absent, memory only. */
+  redis: Redis | undefined;
+  onError: (error: Error) => void;
+}
+
+/**
+ * The last good answer of every URL per credential (`key` holds both): in memory, least recently
+ * used out past the byte bound, and in Redis when given, so any instance can serve what one saw.
+ */
+export interface LastKnownGood {
+  /** Keeps `entry` until the last moment it may be used. */
+  keep(key: string, entry: KeptAnswer): void;
+  /** The in-process entry, without touching Redis: the check on every call. */
+  peek(key: string): KeptAnswer | undefined;
+  /** The in-process entry, else Redis's: the check after a failed call. */
+  find(key: string): Promise<KeptAnswer | undefined>;
+}
+
+const OVERHEAD = 64;
+const REDIS_PREFIX = 'lkg:';
+
+/** Creates the {@link LastKnownGood} store. */
+export function createLastKnownGood({ maxBytes, redis, onError }: LastKnownGoodOptions): LastKnownGood {
+  const memory = new LRUCache<string, KeptAnswer>({
+    maxSize: maxBytes,
+    sizeCalculation: (entry, key) => entry.text.length + key.length + OVERHEAD,
+  });
+  const lastUse = (entry: KeptAnswer) => Math.max(entry.errorUntil, entry.revalidateUntil);
+  const remember = (key: string, entry: KeptAnswer) => {
+    const ttl = lastUse(entry) - Date.now();
+    // Bigger than the whole bound: LRUCache would refuse it anyway, after evicting nothing.
+    if (ttl > 0 && entry.text.length + key.length + OVERHEAD <= maxBytes) memory.set(key, entry, { ttl });
+  };
+  return {
+    keep(key, entry) {
+      remember(key, entry);
+      const ttl = lastUse(entry) - Date.now();
+      if (!redis || ttl <= 0) return;
+      const { text, ...times } = entry;
+      redis.set(REDIS_PREFIX + key, `${JSON.stringify(times)}\n${text}`, 'PX', ttl).catch(onError);
+    },
+    peek: (key) => memory.get(key),
+    async find(key) {
+      const held = memory.get(key);
+      if (held || !redis) return held;
+      const stored = await redis.get(REDIS_PREFIX + key).catch((error: Error) => void onError(error));
+      const entry = stored ? parse(stored) : undefined;
+      if (entry) remember(key, entry);
+      return entry;
+    },
+  };
+}
+
+function parse(stored: string): KeptAnswer | undefined {
+  const newline = stored.indexOf('\n');
+  try {
+    return { ...(JSON.parse(stored.slice(0, newline)) as Omit<KeptAnswer, 'text'>), text: stored.slice(newline + 1) };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,68 @@
+import { closeRedis, createRedis, throttled } from '../redis.ts';
+import type { ByteAccount } from './byte-limits.ts';
+import { createInvalidations } from './invalidations.ts';
+import { createLastKnownGood } from './last-known-good.ts';
+import { createStaleLayer, type CacheOutcome } from './stale.ts';
+import type { Layer } from './types.ts';
+
+export interface StaleServingOptions {
+  /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0 turns it off. */
+  staleIfErrorS: number;
+  /** Seconds past its freshness an answer without `stale-while-revalidate` is served while it is refreshed. */
+  staleWhileRevalidateS: number;
+  /** Bound on the in-process last-known-good copies. */
+  maxBytes: number;
+  /** With a `redis://` URL, copies and invalidations are shared by every instance using it. */
+  redisUrl: string | undefined;
+  /** How often an instance reads the fleet's invalidations from Redis. */
+  invalidationPollMs: number;
+  /** Told about Redis failures, at most once per 10 s; a failed read is a miss. */
+  onError: (error: Error) => void;
+  onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
+  /** Maps call headers to the credential partition; stale copies never cross it. */
+  credentialKey: (headers: Record<string, string>) => string;
+  requestTimeoutMs: number;
+  /** The HTTP cache's lifetime of answers that name none. */
+  defaultTtlMs: number;
+  openBytes: () => ByteAccount;
+  /** Told when an invalidation, here or on another instance, ends the freshness of some answers. */
+  onInvalidation?: (() => void) | undefined;
+}
+
+/**
+ * Wires the stale step of the client: the last-known-good store, the invalidation record, and
+ * their shared Redis connection when REDIS_URL is set.
+ */
+export function createStaleServing(options: StaleServingOptions) {
+  const report = throttled(options.onError, 10_000);
+  const redis = options.redisUrl ? createRedis(options.redisUrl, report) : undefined;
+  const store = createLastKnownGood({ maxBytes: options.maxBytes, redis, onError: report });
+  const invalidations = createInvalidations({
+    redis,
+    pollMs: options.invalidationPollMs,
+    onChange: () => options.onInvalidation?.(),
+    onError: report,
+  });
+  const layer: Layer = createStaleLayer({
+    store,
+    keyOf: (path, headers) => `${options.credentialKey(headers)} ${path}`,
+    staleIfErrorS: options.staleIfErrorS,
+    staleWhileRevalidateS: options.staleWhileRevalidateS,
+    defaultTtlMs: options.defaultTtlMs,
+    invalidatedSince: invalidations.since,
+    // The queue wait and the call itself, as a request's budget would allow.
+    refreshBudgetMs: options.requestTimeoutMs * 2,
+    openBytes: options.openBytes,
+    onOutcome: options.onOutcome,
+  });
+  return {
+    layer,
+    onOutcome: options.onOutcome,
+    invalidatedSince: invalidations.since,
+    invalidate: invalidations.invalidate,
+    close: async () => {
+      invalidations.close();
+      if (redis) await closeRedis(redis);
+    },
+  };
+}

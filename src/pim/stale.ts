@@ -1,0 +1,130 @@
+import type { ByteAccount } from './byte-limits.ts';
+import { isUpstreamAnswer, PimError, type PimErrorCode } from './errors.ts';
+import { NOT_FRESH } from './freshness.ts';
+import type { KeptAnswer, LastKnownGood } from './last-known-good.ts';
+import type { Answer, CallOptions, Freshness, Keepable, Layer } from './types.ts';
+
+/** How an answer was found: fresh in the cache, from the PIM, stale, or a background refresh's. */
+export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'revalidated';
+
+export interface StaleOptions {
+  store: LastKnownGood;
+  /** The store key of a call: its path and credential partition. */
+  keyOf: (path: string, headers: Record<string, string>) => string;
+  /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
+  staleIfErrorS: number;
+  /** Seconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
+  staleWhileRevalidateS: number;
+  /** The HTTP cache's lifetime of answers that name none, which the answers' own freshness does not show. */
+  defaultTtlMs: number;
+  /** Epoch ms of the latest invalidation of a path: answers stored before it are no longer fresh. */
+  invalidatedSince: (path: string) => number;
+  /** Time a background refresh has, queue wait included. */
+  refreshBudgetMs: number;
+  /** Opens the byte account of a background refresh, which belongs to no GraphQL request. */
+  openBytes: () => ByteAccount;
+  onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
+}
+
+// Failures that say the PIM cannot answer now; any other is its answer (401, 403, 404) or ours.
+const outageCodes = new Set<PimErrorCode>([
+  'UPSTREAM_ERROR',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_RATE_LIMITED',
+  'BUDGET_EXCEEDED',
+]);
+const isOutage = (error: unknown): error is PimError =>
+  error instanceof PimError && outageCodes.has(error.code) && (error.status === 429 || !isUpstreamAnswer(error.status));
+
+/**
+ * The client step that serves stale answers (RFC 5861): it keeps the last 2xx answer of every URL
+ * per credential, answers a call whose freshness ran out inside its stale-while-revalidate window
+ * at once while one background refresh per key runs, and answers a call the PIM failed (5xx, 429,
+ * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
+ */
+export function createStaleLayer(options: StaleOptions): Layer {
+  const { store, keyOf, invalidatedSince, onOutcome } = options;
+  return (next) => {
+    const refreshing = new Set<string>();
+    const keep = (key: string, answer: Answer, always = false) => {
+      const { kept } = answer;
+      if (!kept || kept.hints.noStore) return;
+      const entry = keptEntry(kept, answer.freshness, options);
+      const held = store.peek(key);
+      // Served again from the HTTP cache (same production time): the kept copy is already this one.
+      if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000) return;
+      if (entry.errorUntil > entry.freshUntil || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
+    };
+    // The refresh is the credential's own call through the same queue and breaker; no client waits on it.
+    const refresh = (key: string, request: Parameters<typeof next>[0], { headers, queueKey }: CallOptions) => {
+      if (refreshing.has(key)) return;
+      refreshing.add(key);
+      const bytes = options.openBytes();
+      next(request, { headers, queueKey, bytes, deadline: Date.now() + options.refreshBudgetMs })
+        .then(
+          (answer) => (keep(key, answer, true), onOutcome?.('revalidated')),
+          () => undefined,
+        )
+        .finally(() => (bytes.release(), refreshing.delete(key)));
+    };
+    return async (request, call) => {
+      const key = keyOf(request.path, call.headers);
+      const held = store.peek(key);
+      const now = Date.now();
+      if (
+        held &&
+        now >= held.freshUntil &&
+        now < held.revalidateUntil &&
+        invalidatedSince(request.path) < held.storedAt
+      ) {
+        refresh(key, request, call);
+        return served(held, 'revalidating', onOutcome);
+      }
+      try {
+        const answer = await next(request, call);
+        keep(key, answer);
+        onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
+        return { body: answer.body, freshness: answer.freshness };
+      } catch (error) {
+        if (!isOutage(error)) throw error;
+        const found = await store.find(key);
+        if (!found || Date.now() > found.errorUntil) throw error;
+        return served(found, error.code, onOutcome);
+      }
+    };
+  };
+}
+
+// The windows of RFC 5861: the upstream's own directives, else the settings. Stale-if-error counts
+// from when the answer was produced, as "answered within the last N seconds" reads.
+function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, options: StaleOptions): KeptAnswer {
+  const now = Date.now();
+  const storedAt = now - (ageS ?? 0) * 1_000;
+  // Without a lifetime of its own, an answer is fresh as long as the HTTP cache's default keeps it.
+  const freshUntil =
+    hints.explicit || hints.noCache ? now + freshness.maxAgeS * 1_000 : storedAt + options.defaultTtlMs;
+  const whileRevalidateS = hints.noCache ? 0 : (hints.staleWhileRevalidateS ?? options.staleWhileRevalidateS);
+  const ifErrorUntil =
+    hints.staleIfErrorS !== undefined
+      ? freshUntil + hints.staleIfErrorS * 1_000
+      : storedAt + options.staleIfErrorS * 1_000;
+  return {
+    text,
+    storedAt,
+    freshUntil,
+    revalidateUntil: freshUntil + whileRevalidateS * 1_000,
+    // Turned off by the setting, never by the upstream alone.
+    errorUntil: options.staleIfErrorS > 0 ? ifErrorUntil : 0,
+  };
+}
+
+function served(
+  entry: { text: string; storedAt: number },
+  reason: string,
+  onOutcome: StaleOptions['onOutcome'],
+): Answer {
+  onOutcome?.('stale', reason);
+  const ageS = Math.max(0, Math.floor((Date.now() - entry.storedAt) / 1_000));
+  return { body: JSON.parse(entry.text), freshness: NOT_FRESH, stale: { ageS, reason } };
+}

@@ -1,0 +1,34 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The owner an upstream names in its answers for each credential (a body never carries the key itself). */
+export const owners: Record<string, string> = { 'key-of-a-123': 'A', 'key-of-b-456': 'B' };
+
+/** An upstream answer that names the URL and the owner of the credential it was for, and a `version` mark. */
+export const answerFor =
+  (version: string) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    const key = owners[String(req.headers['x-api-key'])] ?? 'anonymous';
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, key, version }] }));
+  };
+
+/** Read `i`: one of the three fields, each with its own ids, under the alias `r<i>`. */
+export function read(i: number): string {
+  if (i % 3 === 0) return `r${i}: catalogProducts(catalogId: "C${i}")`;
+  if (i % 3 === 1) return `r${i}: classificationGroup(classificationId: "K${i}", classificationGroupId: "G${i}")`;
+  return `r${i}: classificationGroups(classificationId: "L${i}")`;
+}
+
+/** The operations that send reads `from` to `to` (exclusive), `perOperation` at a time. */
+export function operations(from: number, to: number, perOperation = 10): string[] {
+  const result: string[] = [];
+  for (let start = from; start < to; start += perOperation) {
+    const fields = [];
+    for (let i = start; i < Math.min(to, start + perOperation); i++) fields.push(read(i));
+    result.push(`{ ${fields.join(' ')} }`);
+  }
+  return result;
+}
+
+/** The id read `i` puts in its URL, to tell its answer apart. */
+export const idOf = (i: number) => `${['C', 'K', 'L'][i % 3]}${i}`;
