@@ -96,14 +96,21 @@ export function createStaleLayer(options: StaleOptions): Layer {
   };
 }
 
+const EARLY_MS = 250;
+
 // The windows of RFC 5861: the upstream's own directives, else the settings. Stale-if-error counts
 // from when the answer was produced, as "answered within the last N seconds" reads.
 function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, options: StaleOptions): KeptAnswer {
   const now = Date.now();
   const storedAt = now - (ageS ?? 0) * 1_000;
   // Without a lifetime of its own, an answer is fresh as long as the HTTP cache's default keeps it.
-  const freshUntil =
-    hints.explicit || hints.noCache ? now + freshness.maxAgeS * 1_000 : storedAt + options.defaultTtlMs;
+  // A second early: the HTTP cache counts from its own receipt, and once it holds an answer stale it
+  // revalidates inside the call, which a client would wait for.
+  const lifetimeMs =
+    hints.explicit || hints.noCache
+      ? (ageS ?? 0) * 1_000 + freshness.maxAgeS * 1_000 - 1_000
+      : options.defaultTtlMs - 1_000;
+  const freshUntil = storedAt + Math.max(0, lifetimeMs);
   const whileRevalidateS = hints.noCache ? 0 : (hints.staleWhileRevalidateS ?? options.staleWhileRevalidateS);
   const ifErrorUntil =
     hints.staleIfErrorS !== undefined

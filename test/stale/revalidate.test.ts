@@ -1,0 +1,71 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { answerFor } from './reads.ts';
+
+const SLOW_MS = 3_000;
+const query = '{ products: catalogProducts(catalogId: "C1") }';
+const headers = { 'x-api-key': 'key-of-a-123' };
+
+/** Answers like `answerFor(version)` with extra headers, after `delayMs`. */
+const answer =
+  (version: string, extra: Record<string, string> = {}, delayMs = 0) =>
+  (req: IncomingMessage, res: ServerResponse) => {
+    for (const [name, value] of Object.entries(extra)) res.setHeader(name, value);
+    const timer = setTimeout(() => answerFor(version)(req, res), delayMs);
+    res.once('close', () => clearTimeout(timer));
+  };
+
+const outcome = async (facade: Facade, name: string) => {
+  const { body } = await facade.app.metrics();
+  return Number(new RegExp(`pim_cache_outcomes_total\\{outcome="${name}"\\} (\\d+)`).exec(body)?.[1] ?? 0);
+};
+
+describe.each([
+  { via: 'PIM_STALE_WHILE_REVALIDATE_S', env: { PIM_STALE_WHILE_REVALIDATE_S: '60' }, extra: {} },
+  {
+    via: 'the upstream’s stale-while-revalidate',
+    env: {},
+    extra: { 'cache-control': 'max-age=0, stale-while-revalidate=60' },
+  },
+])('stale-while-revalidate through $via', ({ env, extra }) => {
+  let upstream: Upstream | undefined;
+  let facade: Facade | undefined;
+  afterEach(async () => {
+    await facade?.close();
+    await upstream?.close();
+  });
+
+  it('answers 50 concurrent requests on an expired key at once while the slow PIM gets exactly one call', async () => {
+    upstream = await startUpstream(answer('v1', extra));
+    facade = await startFacade(upstream.url, env);
+    const warm = await facade.post(query, {}, headers);
+    expect(warm.body.data.products.data[0].version).toBe('v1');
+    upstream.respond(answer('v2', extra, SLOW_MS));
+    // Until the answer's freshness runs out (at once, or after its max-age), it is a plain hit.
+    let first = await facade.post(query, {}, headers);
+    for (let i = 0; i < 100 && !first.body.extensions?.stale; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      first = await facade.post(query, {}, headers);
+    }
+    expect(first.body.extensions.stale).toEqual([
+      { path: ['products'], age: expect.any(Number), reason: 'revalidating' },
+    ]);
+
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => facade!.post(query, {}, headers)));
+    // Well under the PIM's delay: nobody waited for it.
+    expect(Date.now() - started).toBeLessThan(SLOW_MS / 2);
+    for (const { body, headers: responseHeaders } of answers) {
+      expect(body.data.products.data[0]).toMatchObject({ key: 'A', version: 'v1' });
+      expect(body.extensions.stale[0].reason).toBe('revalidating');
+      expect(responseHeaders.get('cache-control')).toMatch(/no-store/);
+      expect(responseHeaders.get('age')).not.toBeNull();
+    }
+    // The one refresh comes back in the background; until then, and after, the PIM saw one call.
+    await expect.poll(() => outcome(facade!, 'revalidated'), { timeout: SLOW_MS * 3 }).toBe(1);
+    expect(upstream.requests).toHaveLength(1);
+    expect(await outcome(facade, 'stale')).toBe(51);
+  });
+});
