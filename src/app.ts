@@ -64,6 +64,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
+    staleBytes: () => client.staleBytes(),
     omitMetrics: omit.has('metrics'),
   });
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.

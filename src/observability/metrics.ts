@@ -8,13 +8,15 @@ const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 export interface MetricsOptions {
   /** Where the breaker state is read at scrape time. */
   upstreamStatus?: () => UpstreamStatus | undefined;
+  /** Where the weight of the last-known-good copies is read at scrape time. */
+  staleBytes?: () => number;
 }
 
 /**
  * Creates the metrics of one app on its own registry, never prom-client's global one, so
  * several apps in one process (tests, blue/green) don't clash over metric names.
  */
-export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
+export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {}) {
   const registry = new Registry();
   // Node.js process metrics: CPU, memory, event loop.
   collectDefaultMetrics({ register: registry });
@@ -76,6 +78,14 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
       help: 'Upstream loads answered with stale data, by reason: revalidating, or the code of the PIM failure it stood in for.',
       labelNames: ['reason'] as const,
       registers,
+    }),
+    staleStoreBytes: new Gauge({
+      name: 'pim_stale_store_bytes',
+      help: 'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_MB bounds it.',
+      registers,
+      collect() {
+        if (staleBytes) this.set(staleBytes());
+      },
     }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',

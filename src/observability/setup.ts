@@ -25,6 +25,8 @@ export interface ObservabilityOptions {
   operationNames?: ReadonlySet<string> | undefined;
   /** The client's breaker state, read when /metrics is scraped. */
   upstreamStatus?: () => UpstreamStatus | undefined;
+  /** The client's last-known-good weight, read when /metrics is scraped. */
+  staleBytes?: () => number;
   /** Bench only (the bill of costs): no metrics plugin, upstream counters or dedup count. */
   omitMetrics?: boolean | undefined;
 }
@@ -50,9 +52,10 @@ export function createObservability({
   metricsPath,
   operationNames,
   upstreamStatus,
+  staleBytes,
   omitMetrics,
 }: ObservabilityOptions): Observability {
-  const metrics = createMetrics({ upstreamStatus });
+  const metrics = createMetrics({ upstreamStatus, staleBytes });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');
   return {

@@ -50,6 +50,8 @@ export interface PimClient {
   openByteAccount(): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
   invalidate(tag: string): Promise<void>;
+  /** Bytes of the in-process last-known-good copies, for metrics. */
+  staleBytes(): number;
 }
 
 /** Creates the upstream client around one pooled undici Agent. */
@@ -148,6 +150,7 @@ export function createPimClient({
     },
     status: resilience.status,
     openByteAccount: () => bytesHeld.open(),
+    staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {
       if (!stale) return cache?.forgetAnswers();
       await stale.invalidate(tag);

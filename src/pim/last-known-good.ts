@@ -33,6 +33,8 @@ export interface LastKnownGood {
   peek(key: string): KeptAnswer | undefined;
   /** The in-process entry, else Redis's: the check after a failed call. */
   find(key: string): Promise<KeptAnswer | undefined>;
+  /** Bytes the in-process copies weigh now, as the bound counts them. */
+  bytes(): number;
 }
 
 const OVERHEAD = 64;
@@ -59,6 +61,7 @@ export function createLastKnownGood({ maxBytes, redis, onError }: LastKnownGoodO
       redis.set(REDIS_PREFIX + key, `${JSON.stringify(times)}\n${text}`, 'PX', ttl).catch(onError);
     },
     peek: (key) => memory.get(key),
+    bytes: () => memory.calculatedSize,
     async find(key) {
       const held = memory.get(key);
       if (held || !redis) return held;

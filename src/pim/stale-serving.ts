@@ -59,6 +59,7 @@ export function createStaleServing(options: StaleServingOptions) {
     layer,
     onOutcome: options.onOutcome,
     invalidatedSince: invalidations.since,
+    heldBytes: store.bytes,
     invalidate: invalidations.invalidate,
     close: async () => {
       invalidations.close();

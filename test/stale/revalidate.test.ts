@@ -22,7 +22,7 @@ const outcome = async (facade: Facade, name: string) => {
   return Number(new RegExp(`pim_cache_outcomes_total\\{outcome="${name}"\\} (\\d+)`).exec(body)?.[1] ?? 0);
 };
 
-describe.each([
+describe.each<{ via: string; env: Record<string, string>; extra: Record<string, string> }>([
   { via: 'PIM_STALE_WHILE_REVALIDATE_S', env: { PIM_STALE_WHILE_REVALIDATE_S: '60' }, extra: {} },
   {
     via: 'the upstream’s stale-while-revalidate',

@@ -1,0 +1,101 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
+import { answerFor } from './reads.ts';
+
+/** Answers like `answerFor('v1')` with the caching headers given. */
+const withHeaders =
+  (headers: Record<string, string>) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    answerFor('v1')(req, res);
+  };
+
+const fixture = useFacade({ PIM_API_KEY: 'key-of-a-123', PIM_RETRIES: '0', PIM_BREAKER_THRESHOLD: '1000' });
+const field = (id: string) => `{ products: catalogProducts(catalogId: "${id}") }`;
+const ask = async (id: string, headers: Record<string, string> = {}) =>
+  (await fixture.facade.post(field(id), {}, headers)).body;
+
+async function metric(pattern: RegExp): Promise<number> {
+  const { body } = await fixture.facade.app.metrics();
+  return Number(pattern.exec(body)?.[1] ?? 0);
+}
+
+describe('which failures get the last-known-good answer', () => {
+  it.each([
+    [401, 'UNAUTHENTICATED'],
+    [403, 'FORBIDDEN'],
+    [404, 'NOT_FOUND'],
+  ])('never a %i: it is the PIM’s answer', async (status, code) => {
+    fixture.upstream.respond(answerFor('v1'));
+    expect((await ask(`ANSWER${status}`)).data.products.data[0].version).toBe('v1');
+    fixture.upstream.respond(faults.status(status, '{"error":"gone"}'));
+    const body = await ask(`ANSWER${status}`);
+    expect(body.errors[0].extensions.code).toBe(code);
+    expect(body.extensions?.stale).toBeUndefined();
+  });
+
+  it('a 429 and a 503 do, counted by reason', async () => {
+    expect((await ask('LIMITED')).errors).toBeUndefined();
+    const before = await metric(/pim_stale_answers_total\{reason="UPSTREAM_RATE_LIMITED"\} (\d+)/);
+    fixture.upstream.respond(faults.status(429));
+    expect((await ask('LIMITED')).extensions.stale[0].reason).toBe('UPSTREAM_RATE_LIMITED');
+    fixture.upstream.respond(faults.status(503));
+    expect((await ask('LIMITED')).extensions.stale[0].reason).toBe('UPSTREAM_ERROR');
+    expect(await metric(/pim_stale_answers_total\{reason="UPSTREAM_RATE_LIMITED"\} (\d+)/)).toBe(before + 1);
+    expect(await metric(/pim_cache_outcomes_total\{outcome="stale"\} (\d+)/)).toBeGreaterThanOrEqual(2);
+    expect(await metric(/pim_cache_outcomes_total\{outcome="miss"\} (\d+)/)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('an answer the PIM marked no-store is never kept', async () => {
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'no-store' }));
+    expect((await ask('SECRET')).errors).toBeUndefined();
+    fixture.upstream.respond(faults.status(500));
+    expect((await ask('SECRET')).errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+
+  it('the PIM’s stale-if-error sets the window of its answer', async () => {
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=0, stale-if-error=1' }));
+    expect((await ask('SHORT')).errors).toBeUndefined();
+    fixture.upstream.respond(faults.status(500));
+    expect((await ask('SHORT')).extensions.stale).toHaveLength(1);
+    // One second past its freshness it is no longer served; bounded polling, no fixed sleep.
+    let body = await ask('SHORT');
+    for (let i = 0; i < 60 && body.extensions?.stale; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      body = await ask('SHORT');
+    }
+    expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+
+  it('a credential never gets another credential’s answer', async () => {
+    fixture.upstream.respond(answerFor('v1'));
+    expect((await ask('MINE', { 'x-api-key': 'key-of-b-456' })).data.products.data[0].key).toBe('B');
+    fixture.upstream.respond(faults.status(500));
+    expect((await ask('MINE', { 'x-api-key': 'key-of-b-456' })).data.products.data[0].key).toBe('B');
+    expect((await ask('MINE')).errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+});
+
+describe('Surrogate-Key', () => {
+  it('names the catalogs and classifications behind a cacheable response', async () => {
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
+    const query =
+      '{ a: catalogProducts(catalogId: "MASTER", classificationId: "ETIM-9") b: classificationGroups(classificationId: "ECLASS") }';
+    const response = await fetch(`${fixture.facade.url}?query=${encodeURIComponent(query)}`);
+    expect(response.headers.get('cache-control')).toMatch(/^public/);
+    expect(response.headers.get('surrogate-key')?.split(' ').sort()).toEqual([
+      'catalog:MASTER',
+      'classification:ECLASS',
+      'classification:ETIM-9',
+    ]);
+  });
+
+  it('is left off responses nobody may store', async () => {
+    fixture.upstream.respond(answerFor('v1'));
+    const response = await fetch(`${fixture.facade.url}?query=${encodeURIComponent(field('PLAIN'))}`);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('surrogate-key')).toBeNull();
+  });
+});
