@@ -10,6 +10,7 @@ import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
 import { createUpstreamCredentials } from './pim/credential.ts';
 import type { UpstreamStatus } from './pim/types.ts';
+import { createInvalidationHandler } from './http/invalidate.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
@@ -28,6 +29,8 @@ export interface App {
   upstream: UpstreamStatus;
   /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** POST /cache/invalidate, when CACHE_ADMIN_TOKEN is set: on the metrics port if there is one. */
+  invalidation: { handle: ReturnType<typeof createInvalidationHandler>; port: 'main' | 'metrics' } | undefined;
 }
 
 /** Plugins that no setting turns off. */
@@ -142,5 +145,11 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+    invalidation: config.cacheAdminToken
+      ? {
+          handle: createInvalidationHandler({ token: config.cacheAdminToken, invalidate: client.invalidate }),
+          port: config.metricsPort === undefined ? 'main' : 'metrics',
+        }
+      : undefined,
   };
 }

@@ -21,7 +21,7 @@ const app = orExit(() => createApp({ ...config, pimBaseUrl }, logger));
 const server = createServer(app, config.http);
 const metrics =
   config.metricsPort !== undefined && config.metricsPath
-    ? createMetricsServer(app.metrics, config.metricsPath)
+    ? createMetricsServer(app.metrics, config.metricsPath, app.invalidation?.handle)
     : undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
 

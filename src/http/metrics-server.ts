@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { INVALIDATION_PATH } from './invalidate.ts';
 
 /** A scrape's answer: the registry in Prometheus text format. */
 export interface MetricsText {
@@ -8,9 +9,14 @@ export interface MetricsText {
 
 /**
  * A second, small listener that serves only the app's metrics at `path` (METRICS_PORT), so the
- * scrape endpoint need not be reachable where GraphQL is.
+ * scrape endpoint need not be reachable where GraphQL is; and POST /cache/invalidate when given
+ * `invalidate`, so that operators' endpoint stays off the public port too.
  */
-export function createMetricsServer(metrics: () => Promise<MetricsText>, path: string): Server {
+export function createMetricsServer(
+  metrics: () => Promise<MetricsText>,
+  path: string,
+  invalidate?: (req: IncomingMessage, res: ServerResponse) => void,
+): Server {
   // A scraper sends small requests: short limits keep a slow or idle client from holding a socket.
   const options = {
     headersTimeout: 5_000,
@@ -19,6 +25,7 @@ export function createMetricsServer(metrics: () => Promise<MetricsText>, path: s
     maxHeaderSize: 8_192,
   };
   return createServer(options, (req, res) => {
+    if (invalidate && (req.url ?? '/').split('?')[0] === INVALIDATION_PATH) return invalidate(req, res);
     const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
     if (!found) {
       res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });

@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { INVALIDATION_PATH } from './invalidate.ts';
 
 /** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
@@ -24,6 +25,8 @@ export interface ServedApp {
   ready(): Promise<boolean>;
   /** Releases what the app holds; called once the server has closed. */
   close(): Promise<void>;
+  /** POST /cache/invalidate (CACHE_ADMIN_TOKEN), served here when `port` is `main`. */
+  invalidation?: { handle(req: IncomingMessage, res: ServerResponse): void; port: 'main' | 'metrics' } | undefined;
 }
 
 export interface FacadeServer extends Server {
@@ -66,6 +69,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (refusal) return void send(res, refusal, { errors: [{ message: messages[refusal] }] }, true);
       const path = (req.url ?? '/').split('?')[0];
       if (path === '/health') return void send(res, 200, { status: 'ok' });
+      if (path === INVALIDATION_PATH && app.invalidation?.port === 'main') return app.invalidation.handle(req, res);
       if (path === '/readiness') {
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }

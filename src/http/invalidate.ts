@@ -1,0 +1,91 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { ALL } from '../pim/invalidations.ts';
+import { catalogTag, classificationTag } from '../pim/tags.ts';
+
+export interface InvalidationOptions {
+  /** CACHE_ADMIN_TOKEN: the bearer token a caller must send. */
+  token: string;
+  /** Ends the freshness of the answers carrying `tag`, everywhere the cache is shared. */
+  invalidate: (tag: string) => Promise<void>;
+}
+
+/** The path the endpoint is served at, on the metrics port when there is one, else on the main port. */
+export const INVALIDATION_PATH = '/cache/invalidate';
+
+// Generous for one of three tiny bodies; the metrics port has no body limit of its own.
+const MAX_BODY_BYTES = 4_096;
+
+const bodySchema = z.union([
+  z.strictObject({ catalogId: z.string().min(1).max(1_024) }),
+  z.strictObject({ classificationId: z.string().min(1).max(1_024) }),
+  z.strictObject({ all: z.literal(true) }),
+]);
+
+/**
+ * The handler of `POST /cache/invalidate`: with the admin token as a bearer token and a body of
+ * `{"catalogId"}`, `{"classificationId"}` or `{"all": true}`, it ends the freshness of the matching
+ * cached answers (they stay usable as last-known-good). 401 without the token, 400 for another body.
+ */
+export function createInvalidationHandler({ token, invalidate }: InvalidationOptions) {
+  const expected = digest(`Bearer ${token}`);
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.method !== 'POST') return reply(res, 405, { error: 'Use POST' }, { allow: 'POST' });
+    // Hashing both sides first gives equal lengths, so the comparison time says nothing about the token.
+    if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+      return reply(res, 401, { error: 'A valid bearer token is required' }, { 'www-authenticate': 'Bearer' });
+    }
+    void readBody(req).then(
+      async (text) => {
+        const parsed = bodySchema.safeParse(parseJson(text));
+        if (!parsed.success) {
+          return reply(res, 400, {
+            error: 'Expected {"catalogId": "..."}, {"classificationId": "..."} or {"all": true}',
+          });
+        }
+        const body = parsed.data;
+        const tag =
+          'catalogId' in body
+            ? catalogTag(body.catalogId)
+            : 'classificationId' in body
+              ? classificationTag(body.classificationId)
+              : ALL;
+        try {
+          await invalidate(tag);
+          reply(res, 200, { invalidated: tag });
+        } catch {
+          // This instance no longer serves them as fresh; the others would not know.
+          reply(res, 503, { error: 'Invalidated here, but the shared cache could not be told; retry' });
+        }
+      },
+      () => reply(res, 400, { error: `The body must be JSON of at most ${MAX_BODY_BYTES} bytes` }),
+    );
+  };
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,80 @@
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMetricsServer } from '../../src/http/metrics-server.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { answerFor } from './reads.ts';
+
+const TOKEN = 'a-long-enough-admin-token';
+const query = '{ products: catalogProducts(catalogId: "MASTER") }';
+const cacheable = answerFor('v1');
+
+describe('POST /cache/invalidate', () => {
+  let upstream: Upstream | undefined;
+  let facade: Facade | undefined;
+  afterEach(async () => {
+    await facade?.close();
+    await upstream?.close();
+  });
+
+  async function start(env: Record<string, string>) {
+    upstream = await startUpstream((req, res) => (res.setHeader('cache-control', 'max-age=300'), cacheable(req, res)));
+    facade = await startFacade(upstream.url, { PIM_API_KEY: 'key-of-a-123', ...env });
+    return facade;
+  }
+  const post = (origin: string, body: string, authorization?: string) =>
+    fetch(`${origin}/cache/invalidate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(authorization && { authorization }) },
+      body,
+    });
+
+  it('ends the freshness of the matching answers: the next request goes to the PIM', async () => {
+    const { origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const url = `/graphql?query=${encodeURIComponent(query)}`;
+    expect((await get(url)).headers.get('surrogate-key')).toBe('catalog:MASTER');
+    await get(url);
+    expect(upstream!.requests).toHaveLength(1);
+    // Another catalog's invalidation leaves it fresh; its own ends it.
+    expect((await post(origin, '{"catalogId":"OTHER"}', `Bearer ${TOKEN}`)).status).toBe(200);
+    await get(url);
+    expect(upstream!.requests).toHaveLength(1);
+    expect((await post(origin, '{"catalogId":"MASTER"}', `Bearer ${TOKEN}`)).status).toBe(200);
+    await get(url);
+    expect(upstream!.requests).toHaveLength(2);
+  });
+
+  it('refuses a wrong or missing token with 401 and a bad body with 400, changing nothing', async () => {
+    const { origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const url = `/graphql?query=${encodeURIComponent(query)}`;
+    await get(url);
+    expect((await post(origin, '{"all":true}')).status).toBe(401);
+    expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}x`)).status).toBe(401);
+    expect((await post(origin, '{"all":true}', TOKEN)).status).toBe(401);
+    for (const body of ['{"all":false}', '{"catalogId":""}', '{"catalogId":"A","all":true}', 'not json', '[]']) {
+      expect((await post(origin, body, `Bearer ${TOKEN}`)).status).toBe(400);
+    }
+    await get(url);
+    expect(upstream!.requests).toHaveLength(1);
+  });
+
+  it('does not exist without CACHE_ADMIN_TOKEN', async () => {
+    const { origin } = await start({});
+    expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(404);
+  });
+
+  it('is served on the metrics port, not the main one, when METRICS_PORT is set', async () => {
+    const { origin, app } = await start({ CACHE_ADMIN_TOKEN: TOKEN, METRICS_PORT: '0' });
+    expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(404);
+    const metrics = createMetricsServer(app.metrics, '/metrics', app.invalidation?.handle);
+    await new Promise<void>((resolve) => metrics.listen(0, '127.0.0.1', resolve));
+    try {
+      const metricsOrigin = `http://127.0.0.1:${(metrics.address() as AddressInfo).port}`;
+      expect((await post(metricsOrigin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(200);
+      expect((await post(metricsOrigin, '{"all":true}')).status).toBe(401);
+    } finally {
+      metrics.close();
+      metrics.closeAllConnections();
+    }
+  });
+});
