@@ -70,7 +70,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
     };
     return async (request, call) => {
       const key = keyOf(request.path, call.headers);
-      const held = store.peek(key);
+      // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
+      const own = /\bno-cache\b/i.test(call.headers['cache-control'] ?? '');
+      const held = own ? undefined : store.peek(key);
       const now = Date.now();
       if (
         held &&
@@ -87,7 +89,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
         return { body: answer.body, freshness: answer.freshness };
       } catch (error) {
-        if (!isOutage(error)) throw error;
+        if (own || !isOutage(error)) throw error;
         const found = await store.find(key);
         if (!found || Date.now() > found.errorUntil) throw error;
         return served(found, error.code, onOutcome);

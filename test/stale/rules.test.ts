@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { useFacade } from '../helpers/facade.ts';
-import { faults } from '../helpers/upstream.ts';
+import { startFacade, useFacade } from '../helpers/facade.ts';
+import { faults, startUpstream } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
 
 /** Answers like `answerFor('v1')` with the caching headers given. */
@@ -75,6 +75,22 @@ describe('which failures get the last-known-good answer', () => {
     fixture.upstream.respond(faults.status(500));
     expect((await ask('MINE', { 'x-api-key': 'key-of-b-456' })).data.products.data[0].key).toBe('B');
     expect((await ask('MINE')).errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+});
+
+describe('readiness', () => {
+  it('is never answered from a kept copy: its probe wants the PIM’s own word', async () => {
+    // This upstream answers the probe's made-up id with a 200, so a copy of it would be kept.
+    const upstream = await startUpstream(answerFor('v1'));
+    const facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: '100', PIM_RETRIES: '0' });
+    try {
+      expect((await facade.get('/readiness')).status).toBe(200);
+      upstream.respond(faults.status(500));
+      await expect.poll(async () => (await facade.get('/readiness')).status).toBe(503);
+    } finally {
+      await facade.close();
+      await upstream.close();
+    }
   });
 });
 
