@@ -130,7 +130,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
     throw new ConfigError(
-      `Invalid ${name}=${JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
+      // A token refused for its length is still someone's secret: the line must not print it.
+      `Invalid ${name}=${name === 'CACHE_ADMIN_TOKEN' ? '***' : JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
     );
   }
   const refusal = unsafeCombination(parsed.data);

@@ -20,6 +20,12 @@ describe('loadConfig', () => {
     );
   });
 
+  it('never prints a rejected CACHE_ADMIN_TOKEN', () => {
+    expect(() => loadConfig({ CACHE_ADMIN_TOKEN: 'short-secret' })).toThrow(
+      'Invalid CACHE_ADMIN_TOKEN=***: expected a token of at least 16 characters',
+    );
+  });
+
   it('never prints the password of a rejected URL setting', () => {
     expect(() => loadConfig({ PIM_BASE_URL: 'ftp://user:s3cret@host' })).toThrow(
       'Invalid PIM_BASE_URL="ftp://user:***@host": expected',
