@@ -36,6 +36,11 @@ export interface ContextOptions {
   maxUpstreamCalls: number;
   /** Told about each load answered by the request's DataLoader cache (a deduplicated call). */
   onDedup?: ((request: PimRequest) => void) | undefined;
+  /**
+   * Lower-case header a trusted proxy sets to the client's address; calls inside one credential are
+   * then shared fairly between addresses instead of between requests.
+   */
+  clientIpHeader?: string | undefined;
 }
 
 /**
@@ -50,14 +55,22 @@ export function createContextFactory({
   budgetMs,
   maxUpstreamCalls,
   onDedup,
+  clientIpHeader,
 }: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
   const contexts = new WeakMap<Request, RequestState>();
+  let requests = 0;
   const context = ({ request }: YogaInitialContext): PimContext => {
     let built = contexts.get(request);
     if (!built) {
       const upstreamBytes = client.openByteAccount();
       // The request id travels upstream so PIM logs can be matched with ours.
-      const headers = { ...credentials.headers(request.headers), 'x-request-id': requestIdOf(request) };
+      const credential = credentials.headers(request.headers);
+      const headers = { ...credential, 'x-request-id': requestIdOf(request) };
+      // Computed once per request: every call of it queues in the same partition and share.
+      const queue = {
+        queueKey: credentials.partition(credential),
+        queueShare: clientAddress(request.headers, clientIpHeader) ?? `request ${++requests}`,
+      };
       const pim = withErrorContract(
         createPimApi({
           client,
@@ -69,6 +82,7 @@ export function createContextFactory({
           bytes: upstreamBytes,
           maxCalls: maxUpstreamCalls,
           onDedup,
+          queue,
         }),
       );
       built = { pim, upstreamBytes, streams: 0, responded: false };
@@ -99,4 +113,10 @@ export function createContextFactory({
     },
   };
   return { context, plugin };
+}
+
+/** The client's address as the nearest trusted proxy saw it: the last entry it wrote into `name`. */
+function clientAddress(headers: Headers, name: string | undefined): string | undefined {
+  const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
+  return last ? `address ${last}` : undefined;
 }
