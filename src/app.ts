@@ -98,6 +98,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     budgetMs: config.budgetMs,
     maxUpstreamCalls: config.maxUpstreamCalls,
     onDedup: observability.onDedup,
+    clientIpHeader: config.clientIpHeader,
   });
   const { introspection, csrfPrevention, serviceSdl } = config;
   const securityOptions = { introspection, csrfPrevention, serviceSdl };

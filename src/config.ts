@@ -42,6 +42,13 @@ export const settings = z.object({
   PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
   // Unset: a quarter of PIM_MAX_CONCURRENCY, so at least three other callers always find a connection.
   PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
+  // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
+  // proxy in front overwrites this header; a client could otherwise pick its own share.
+  TRUSTED_CLIENT_IP_HEADER: z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'a header name such as x-real-ip or x-forwarded-for' })
+    .transform((name) => name.toLowerCase())
+    .optional(),
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
@@ -147,6 +154,8 @@ function toConfig(e: Settings) {
       // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
       e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
     ),
+    /** Header naming the client's address, set by a trusted proxy: the fair-queue share inside a credential. */
+    clientIpHeader: e.TRUSTED_CLIENT_IP_HEADER,
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,

@@ -37,8 +37,8 @@ async function post(url: string, query: string, headers: Record<string, string> 
   return { ms: Date.now() - started, errors: body.errors };
 }
 
-/** Calls whose id starts with "slow" take SLOW_MS, the rest answer at once; counts them in flight by `group`. */
-function slowBurst(group: (req: IncomingMessage) => string | undefined) {
+/** Calls whose id starts with "slow" take `ms`, the rest answer at once; counts them in flight by `group`. */
+function slowBurst(group: (req: IncomingMessage) => string | undefined, ms = SLOW_MS) {
   const inFlight = new Map<string, number>();
   const peaks = new Map<string, number>();
   const handler: UpstreamHandler = (req, res) => {
@@ -48,7 +48,7 @@ function slowBurst(group: (req: IncomingMessage) => string | undefined) {
       peaks.set(name, Math.max(peaks.get(name) ?? 0, inFlight.get(name)!));
       res.once('close', () => inFlight.set(name, inFlight.get(name)! - 1));
     }
-    return req.url?.includes('/slow') ? faults.slowHeaders(SLOW_MS)(req, res) : faults.ok(req, res);
+    return req.url?.includes('/slow') ? faults.slowHeaders(ms)(req, res) : faults.ok(req, res);
   };
   return { handler, peaks };
 }
@@ -101,5 +101,31 @@ describe('fairness inside one credential', () => {
       burst.abort();
       await Promise.allSettled(noisy);
     }
+  }, 40_000);
+
+  it('with TRUSTED_CLIENT_IP_HEADER, shares one credential between client addresses instead of requests', async () => {
+    // Calls of address A (10 requests) and of address B (one request), each 300 ms, all under the server key.
+    const { handler, peaks } = slowBurst((req) => req.url?.match(/classifications\/slow([AB])/)?.[1], 300);
+    upstream = await startUpstream(handler);
+    const share = async (env: Record<string, string>) => {
+      facade = await startFacade(upstream!.url, { PIM_API_KEY: SERVER_KEY, PIM_CACHE: 'false', ...env });
+      const burst = Array.from({ length: 10 }, (_, r) =>
+        post(facade!.origin, fields(`slowA${r}`, 15), { 'x-real-ip': '10.0.0.1' }),
+      );
+      await expect.poll(() => peaks.get('A')).toBe(12);
+      const b = await post(facade.origin, fields('slowB', 15), { 'x-real-ip': '10.0.0.2' });
+      await Promise.all(burst);
+      await facade.close();
+      facade = undefined;
+      return { b, peak: peaks.get('B') };
+    };
+    const byAddress = await share({ TRUSTED_CLIENT_IP_HEADER: 'X-Real-IP' });
+    expect(byAddress.b.errors).toBeUndefined();
+    // Half of the credential's 12 connections: one share of two.
+    expect(byAddress.peak).toBeGreaterThanOrEqual(5);
+    peaks.clear();
+    // Unset, the header is ignored: B's one request is one share of eleven.
+    const byRequest = await share({});
+    expect(byRequest.peak).toBeLessThanOrEqual(3);
   }, 40_000);
 });
