@@ -128,4 +128,25 @@ describe('fairness inside one credential', () => {
     const byRequest = await share({});
     expect(byRequest.peak).toBeLessThanOrEqual(3);
   }, 40_000);
+
+  it('still never shares a coalesced call or a cached answer between different forwarded Authorization values', async () => {
+    upstream = await startUpstream((req, res) => {
+      const body = JSON.stringify({ status: 200, meta: {}, data: [{ who: req.headers.authorization?.at(-1) }] });
+      setTimeout(
+        () =>
+          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=60' }).end(body),
+        200,
+      );
+    });
+    facade = await startFacade(upstream.url, { PIM_API_KEY: SERVER_KEY });
+    const ask = (token: string) =>
+      facade!.post('{ classificationGroups(classificationId: "same") }', {}, { authorization: `Bearer ${token}` });
+    // At once: the two X calls share one flight; Y gets its own.
+    const first = await Promise.all([ask('x'), ask('y'), ask('x')]);
+    // Later: each answered from its own cache entry.
+    const again = await Promise.all([ask('x'), ask('y')]);
+    const who = (answer: { body: any }) => answer.body.data.classificationGroups.data[0].who;
+    expect([...first, ...again].map(who)).toEqual(['x', 'y', 'x', 'x', 'y']);
+    expect(upstream.requests.map((r) => r.headers.authorization).sort()).toEqual(['Bearer x', 'Bearer y']);
+  });
 });
