@@ -97,6 +97,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     credentials,
     budgetMs: config.budgetMs,
     maxUpstreamCalls: config.maxUpstreamCalls,
+    maxRepresentations: config.maxRepresentations,
     onDedup: observability.onDedup,
     clientIpHeader: config.clientIpHeader,
   });

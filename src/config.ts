@@ -62,6 +62,8 @@ export const settings = z.object({
   PIM_MAX_CALLS_PER_REQUEST: int(1, 100_000).default(50),
   GRAPHQL_INTROSPECTION: flag.optional(),
   FEDERATION_SDL: flag.optional(),
+  // Entity representations one request may resolve through `_entities`, all its operations together.
+  FEDERATION_MAX_REPRESENTATIONS: int(1, 100_000).default(100),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
   CORS_ORIGINS: list
     .refine((origins) => !origins.some((o) => o.includes('*')), {
@@ -174,6 +176,8 @@ function toConfig(e: Settings) {
     introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
     /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
     serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    /** Entity representations one request may resolve (a gateway's page of references). */
+    maxRepresentations: e.FEDERATION_MAX_REPRESENTATIONS,
     csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
     corsOrigins: e.CORS_ORIGINS,
     http: {

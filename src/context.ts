@@ -12,6 +12,15 @@ export interface PimContext {
   pim: PimApi;
   /** The request's upstream bytes; released once its response is finished. */
   upstreamBytes: ByteAccount;
+  /** Federation entity representations the request may still resolve; `_entities` takes from it. */
+  representations: Allowance;
+}
+
+/** A count one request may spend up to `limit`. */
+export interface Allowance {
+  readonly limit: number;
+  /** Spends `count` and says true, or spends nothing and says false when that would pass the limit. */
+  take(count: number): boolean;
 }
 
 // What decides when a request's bytes stop counting; kept beside its context, one per HTTP request.
@@ -34,6 +43,8 @@ export interface ContextOptions {
   budgetMs: number;
   /** Distinct upstream calls one HTTP request may cause. */
   maxUpstreamCalls: number;
+  /** Entity representations one HTTP request may resolve, all its operations together. */
+  maxRepresentations: number;
   /** Told about each load answered by the request's DataLoader cache (a deduplicated call). */
   onDedup?: ((request: PimRequest) => void) | undefined;
   /**
@@ -54,6 +65,7 @@ export function createContextFactory({
   credentials,
   budgetMs,
   maxUpstreamCalls,
+  maxRepresentations,
   onDedup,
   clientIpHeader,
 }: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
@@ -85,12 +97,13 @@ export function createContextFactory({
           queue,
         }),
       );
-      built = { pim, upstreamBytes, streams: 0, responded: false };
+      const representations = createAllowance(maxRepresentations);
+      built = { pim, upstreamBytes, representations, streams: 0, responded: false };
       contexts.set(request, built);
       // A client that leaves midway ends its streams too; this also covers one whose iterator is never closed.
       request.signal.addEventListener('abort', () => upstreamBytes.release(), { once: true });
     }
-    return { pim: built.pim, upstreamBytes: built.upstreamBytes };
+    return { pim: built.pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
   };
   // Once the whole response is out, the parsed bodies behind it are garbage: their bytes stop counting.
   const settle = (state: RequestState | undefined) => {
@@ -119,4 +132,9 @@ export function createContextFactory({
 function clientAddress(headers: Headers, name: string | undefined): string | undefined {
   const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
   return last ? `address ${last}` : undefined;
+}
+
+function createAllowance(limit: number): Allowance {
+  let spent = 0;
+  return { limit, take: (count) => spent + count <= limit && ((spent += count), true) };
 }

@@ -1,0 +1,68 @@
+import { GraphQLError, GraphQLID, getNamedType, isUnionType, type GraphQLSchema } from 'graphql';
+import type { Context } from '../context.ts';
+
+/**
+ * The key of one entity representation, its ids coerced as ID arguments are (a string, or an
+ * integer as a string). Only the key is kept: a reference costs no upstream call, and the fields
+ * selected on it check the ids (length, characters) as their arguments, before anything is sent.
+ *
+ * @throws GraphQLError (BAD_USER_INPUT) when a key field is missing or not an ID
+ */
+export function keyOf<const Key extends string>(
+  typename: string,
+  keys: readonly Key[],
+  representation: Record<string, unknown>,
+): Record<Key, string> {
+  const key = {} as Record<Key, string>;
+  for (const name of keys) {
+    try {
+      key[name] = GraphQLID.parseValue(representation[name]);
+      if (key[name] === '') throw new TypeError('empty');
+    } catch {
+      throw badInput(`A ${typename} representation needs "${name}" as a non-empty ID string`);
+    }
+  }
+  return key;
+}
+
+/**
+ * Checks `_entities` before any reference resolves. Its representations count against the
+ * request's allowance (FEDERATION_MAX_REPRESENTATIONS), all operations of the request together;
+ * a batch past it is refused whole. A representation that is not an object naming one of this
+ * subgraph's entity types fails alone, at its own path, while the others in the batch resolve.
+ */
+export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
+  const field = schema.getQueryType()?.getFields()._entities;
+  const union = field && getNamedType(field.type);
+  if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
+  const resolve = field.resolve;
+  const entityTypes = union.getTypes().map((type) => type.name);
+  field.resolve = (source, args: { representations: unknown[] }, context: Context, info) => {
+    const { representations } = args;
+    if (!context.representations.take(representations.length)) {
+      throw badInput(
+        `This request names ${representations.length} entity representations; at most ${context.representations.limit} may be resolved per request, split the batch`,
+      );
+    }
+    return representations.map((representation, index) => {
+      // A list item that is an Error becomes null with that error at the item's path.
+      try {
+        const typename = (representation as { __typename?: unknown } | null)?.__typename;
+        if (typeof representation !== 'object' || Array.isArray(representation) || !isOneOf(typename, entityTypes)) {
+          throw badInput(
+            `Representation ${index} must be an object whose __typename is one of ${entityTypes.join(', ')}`,
+          );
+        }
+        return (resolve(source, { representations: [representation] }, context, info) as unknown[])[0];
+      } catch (error) {
+        return error;
+      }
+    });
+  };
+  return schema;
+}
+
+const isOneOf = (value: unknown, names: readonly string[]): boolean =>
+  typeof value === 'string' && names.includes(value);
+
+const badInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
