@@ -1,4 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { print } from 'graphql';
+import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { EntitiesDocument, type EntitiesQuery } from '../../examples/gql/graphql.ts';
+import { catalogResult, type ProductRecord } from '../../src/types/catalog.ts';
 import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
@@ -218,6 +221,28 @@ describe('_entities, as a gateway calls it', () => {
     expect(aliased.errors).toMatchObject([{ extensions: { code: 'BAD_USER_INPUT' } }]);
     expect(upstream.requests).toEqual([]);
   });
+});
+
+it('answers the client document examples/entities.graphql, typed by codegen and narrowed by catalogResult', async () => {
+  const variables = { catalogId: 'LIFESTYLE', groupId: 'LS-010000', languageId: 'en' };
+  const representations = [
+    { __typename: 'Catalog', catalogId: 'LIFESTYLE' },
+    { __typename: 'Classification', classificationId: 'LIFESTYLE-DEMO' },
+    group('LS-010000'),
+  ];
+  const { body } = await facade.post(print(EntitiesDocument), { ...variables, representations });
+  expect(body.errors).toBeUndefined();
+  const [catalog, classification, lsGroup] = (body.data as EntitiesQuery)._entities;
+  if (catalog?.__typename !== 'Catalog' || classification?.__typename !== 'Classification') throw new Error('order');
+  if (lsGroup?.__typename !== 'ClassificationGroup') throw new Error('order');
+  const products = catalogResult('Catalog.products', catalog.products);
+  expectTypeOf(products!.data[0]).toEqualTypeOf<ProductRecord | undefined>();
+  expect(catalogResult('ClassificationGroup.products', lsGroup.products)).toEqual(products);
+  expect(catalogResult('Classification.group', classification.group)).toEqual(
+    catalogResult('ClassificationGroup.group', lsGroup.group),
+  );
+  expect(catalogResult('Classification.groups', classification.groups)!.meta.paging!.per_page).toBe(5);
+  expect(products!.data.every((p) => p.catalogId === 'LIFESTYLE')).toBe(true);
 });
 
 describe('limits count entity fields', () => {
