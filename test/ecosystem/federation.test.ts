@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { composeServices as composeWithApollo } from '@apollo/composition';
@@ -13,33 +14,12 @@ import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
 // A second subgraph owned by another team: sales channels, which know the catalog a channel sells
-// and the classification group of each product, and reference the PIM's entities by their keys.
-const storefrontTypeDefs = parse(/* GraphQL */ `
-  extend schema @link(url: "https://specs.apollo.dev/federation/v2.6", import: ["@key"])
-  type Query {
-    channel(id: ID!): Channel
-  }
-  type Channel {
-    id: ID!
-    catalog: Catalog!
-    classification: Classification!
-    products: [Product!]!
-  }
-  type Product {
-    sku: ID!
-    group: ClassificationGroup!
-  }
-  type Catalog @key(fields: "catalogId", resolvable: false) {
-    catalogId: ID!
-  }
-  type Classification @key(fields: "classificationId", resolvable: false) {
-    classificationId: ID!
-  }
-  type ClassificationGroup @key(fields: "classificationId classificationGroupId", resolvable: false) {
-    classificationId: ID!
-    classificationGroupId: ID!
-  }
-`);
+// and the classification group of each product, and reference the PIM's entities by their keys. Its
+// SDL, and a client's query through the gateway, are the ones docs/integration.md shows.
+const integrationDoc = readFileSync(new URL('../../docs/integration.md', import.meta.url), 'utf8');
+const documented = [...integrationDoc.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const storefrontTypeDefs = parse(documented.find((block) => block.startsWith('extend schema'))!);
+const documentedQuery = documented.find((block) => block.startsWith('{\n  channel('))!;
 
 const lifestyleGroups = ['LS-010000', 'LS-010100', 'LS-010200', 'LS-010201', 'LS-010202'].flatMap((id) => [
   id,
@@ -189,6 +169,15 @@ describe('federation', () => {
       for (const request of upstream.requests) expect(request.headers['x-api-key']).toBe('key-via-gateway');
     },
   );
+
+  it('answers the query docs/integration.md shows', async () => {
+    const body = await viaGateway(documentedQuery);
+    expect(body.errors).toBeUndefined();
+    const { catalog, products } = body.data.channel;
+    expect(catalog.products.data.map((p: { productId: string }) => p.productId)).toHaveLength(2);
+    expect(products[0].group.group.data[0]).toMatchObject({ classificationGroupId: 'MC-050200' });
+    expect(products[0].group.products.meta.paging).toMatchObject({ per_page: 5 });
+  });
 
   it('costs one upstream call per distinct reference: 100 products in 10 groups make 10 calls', async () => {
     const body = await viaGateway(
