@@ -1,9 +1,9 @@
-import { GraphQLError, GraphQLID, getNamedType, isUnionType, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getNamedType, isUnionType, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context.ts';
 
 /**
  * The key of one entity representation, its ids coerced as ID arguments are (a string, or an
- * integer as a string). Only the key is kept: a reference costs no upstream call, and the fields
+ * integer as its digits). Only the key is kept: a reference costs no upstream call, and the fields
  * selected on it check the ids (length, characters) as their arguments, before anything is sent.
  *
  * @throws GraphQLError (BAD_USER_INPUT) when a key field is missing or not an ID
@@ -15,12 +15,11 @@ export function keyOf<const Key extends string>(
 ): Record<Key, string> {
   const key = {} as Record<Key, string>;
   for (const name of keys) {
-    try {
-      key[name] = GraphQLID.parseValue(representation[name]);
-      if (key[name] === '') throw new TypeError('empty');
-    } catch {
+    const value = representation[name];
+    if ((typeof value !== 'string' || value === '') && !Number.isInteger(value)) {
       throw badInput(`A ${typename} representation needs "${name}" as a non-empty ID string`);
     }
+    key[name] = String(value);
   }
   return key;
 }
@@ -40,15 +39,17 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   field.resolve = (source, args: { representations: unknown[] }, context: Context, info) => {
     const { representations } = args;
     if (!context.representations.take(representations.length)) {
+      const { limit } = context.representations;
       throw badInput(
-        `This request names ${representations.length} entity representations; at most ${context.representations.limit} may be resolved per request, split the batch`,
+        `${representations.length} more entity representations would pass the limit of ${limit} per request; split the batch`,
       );
     }
     return representations.map((representation, index) => {
       // A list item that is an Error becomes null with that error at the item's path.
       try {
+        // JSON gives no way to put a __typename on anything but an object.
         const typename = (representation as { __typename?: unknown } | null)?.__typename;
-        if (typeof representation !== 'object' || Array.isArray(representation) || !isOneOf(typename, entityTypes)) {
+        if (!isOneOf(typename, entityTypes)) {
           throw badInput(
             `Representation ${index} must be an object whose __typename is one of ${entityTypes.join(', ')}`,
           );

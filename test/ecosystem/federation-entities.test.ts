@@ -37,6 +37,8 @@ describe('_entities, as a gateway calls it', () => {
       { __typename: 'Catalog', catalogId: 'MACHINERY' },
       { __typename: 'Classification', classificationId: 'ECLASS-DEMO', ignored: { deep: true } },
       group('LS-010000'),
+      // An integer is an ID too, as an argument would be.
+      { __typename: 'Catalog', catalogId: 42 },
     ]);
     expect(body).toEqual({
       data: {
@@ -44,6 +46,7 @@ describe('_entities, as a gateway calls it', () => {
           { __typename: 'Catalog', catalogId: 'MACHINERY' },
           { __typename: 'Classification' },
           { __typename: 'ClassificationGroup', classificationGroupId: 'LS-010000' },
+          { __typename: 'Catalog', catalogId: '42' },
         ],
       },
     });
@@ -205,8 +208,7 @@ describe('_entities, as a gateway calls it', () => {
       errors: [
         {
           path: ['_entities'],
-          message:
-            'This request names 101 entity representations; at most 100 may be resolved per request, split the batch',
+          message: '101 more entity representations would pass the limit of 100 per request; split the batch',
           extensions: { code: 'BAD_USER_INPUT' },
         },
       ],
