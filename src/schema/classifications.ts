@@ -1,6 +1,6 @@
 import { builder } from './builder.ts';
 import { describe, entityDescription, resultDescription } from './arguments.ts';
-import { keyOf } from './representations.ts';
+import { asKeyedEntity } from './representations.ts';
 
 const groupArgs = builder.args((t) => ({
   levels: t.int({
@@ -40,10 +40,8 @@ builder.queryField('classificationGroups', (t) =>
   }),
 );
 
-type ClassificationKey = { classificationId: string };
-
 /** A classification as an entity; its fields are `classificationGroups` and `classificationGroup` with its id filled in. */
-export const Classification = builder.objectRef<ClassificationKey>('Classification').implement({
+const Classification = builder.objectRef<{ classificationId: string }>('Classification').implement({
   description: `A classification of the PIM. ${entityDescription}`,
   fields: (t) => ({
     classificationId: t.exposeID('classificationId', { nullable: false, description: describe.classificationId }),
@@ -64,32 +62,25 @@ export const Classification = builder.objectRef<ClassificationKey>('Classificati
     }),
   }),
 });
-builder.asEntity(Classification, {
-  key: builder.selection<ClassificationKey>('classificationId'),
-  resolveReference: (representation) => keyOf('Classification', ['classificationId'], representation),
-});
-
-type GroupKey = { classificationId: string; classificationGroupId: string };
+asKeyedEntity(Classification, ['classificationId']);
 
 /** A classification group as an entity; `group` is `classificationGroup` with both ids filled in. */
-export const ClassificationGroup = builder.objectRef<GroupKey>('ClassificationGroup').implement({
-  description: `A group of a classification. ${entityDescription}`,
-  fields: (t) => ({
-    classificationId: t.exposeID('classificationId', { nullable: false, description: describe.classificationId }),
-    classificationGroupId: t.exposeID('classificationGroupId', {
-      nullable: false,
-      description: describe.classificationGroupId,
+export const ClassificationGroup = builder
+  .objectRef<{ classificationId: string; classificationGroupId: string }>('ClassificationGroup')
+  .implement({
+    description: `A group of a classification. ${entityDescription}`,
+    fields: (t) => ({
+      classificationId: t.exposeID('classificationId', { nullable: false, description: describe.classificationId }),
+      classificationGroupId: t.exposeID('classificationGroupId', {
+        nullable: false,
+        description: describe.classificationGroupId,
+      }),
+      group: t.field({
+        type: 'JSON',
+        description: `${groupDescription} The same as \`classificationGroup\` for this group.`,
+        args: groupArgs,
+        resolve: (key, args, { pim }) => pim.getClassificationGroup({ ...args, ...key }),
+      }),
     }),
-    group: t.field({
-      type: 'JSON',
-      description: `${groupDescription} The same as \`classificationGroup\` for this group.`,
-      args: groupArgs,
-      resolve: (key, args, { pim }) => pim.getClassificationGroup({ ...args, ...key }),
-    }),
-  }),
-});
-builder.asEntity(ClassificationGroup, {
-  key: builder.selection<GroupKey>('classificationId classificationGroupId'),
-  resolveReference: (representation) =>
-    keyOf('ClassificationGroup', ['classificationId', 'classificationGroupId'], representation),
-});
+  });
+asKeyedEntity(ClassificationGroup, ['classificationId', 'classificationGroupId']);

@@ -1,7 +1,7 @@
 import { builder } from './builder.ts';
 import { describe, entityDescription, resultDescription } from './arguments.ts';
 import { ClassificationGroup } from './classifications.ts';
-import { keyOf } from './representations.ts';
+import { asKeyedEntity } from './representations.ts';
 
 // The search's arguments in groups, because the entities fill some of them in from their keys.
 const catalogArg = builder.args((t) => ({ catalogId: t.id({ required: true, description: describe.catalogId }) }));
@@ -30,10 +30,8 @@ builder.queryField('catalogProducts', (t) =>
   }),
 );
 
-type CatalogKey = { catalogId: string };
-
 /** A catalog as an entity; `products` is `catalogProducts` with its id filled in. */
-const Catalog = builder.objectRef<CatalogKey>('Catalog').implement({
+const Catalog = builder.objectRef<{ catalogId: string }>('Catalog').implement({
   description: `A catalog of the PIM. ${entityDescription}`,
   fields: (t) => ({
     catalogId: t.exposeID('catalogId', { nullable: false, description: describe.catalogId }),
@@ -45,10 +43,7 @@ const Catalog = builder.objectRef<CatalogKey>('Catalog').implement({
     }),
   }),
 });
-builder.asEntity(Catalog, {
-  key: builder.selection<CatalogKey>('catalogId'),
-  resolveReference: (representation) => keyOf('Catalog', ['catalogId'], representation),
-});
+asKeyedEntity(Catalog, ['catalogId']);
 
 builder.objectField(ClassificationGroup, 'products', (t) =>
   t.field({

@@ -1,5 +1,24 @@
 import { GraphQLError, getNamedType, isUnionType, type GraphQLSchema } from 'graphql';
+import type { ObjectRef } from '@pothos/core';
 import type { Context } from '../context.ts';
+import { builder } from './builder.ts';
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/**
+ * Makes `ref` an entity keyed by `keys` (`@key(fields: "<keys, space-separated>")`), whose reference
+ * resolves to its checked key alone.
+ */
+export function asKeyedEntity<const Key extends string>(
+  ref: ObjectRef<Types, Record<Key, string>>,
+  keys: readonly Key[],
+): void {
+  builder.asEntity(ref, {
+    // The selection's template type spells the key out; the string is the same keys, joined.
+    key: builder.selection<Record<Key, string>>(keys.join(' ') as never),
+    resolveReference: (representation) => keyOf(ref.name, keys, representation),
+  });
+}
 
 /**
  * The key of one entity representation, its ids coerced as ID arguments are (a string, or an
@@ -8,7 +27,7 @@ import type { Context } from '../context.ts';
  *
  * @throws GraphQLError (BAD_USER_INPUT) when a key field is missing or not an ID
  */
-export function keyOf<const Key extends string>(
+function keyOf<const Key extends string>(
   typename: string,
   keys: readonly Key[],
   representation: Record<string, unknown>,
