@@ -47,7 +47,8 @@ function keyOf<const Key extends string>(
  * Checks `_entities` before any reference resolves. Its representations count against the
  * request's allowance (FEDERATION_MAX_REPRESENTATIONS), all operations of the request together;
  * a batch past it is refused whole. A representation that is not an object naming one of this
- * subgraph's entity types fails alone, at its own path, while the others in the batch resolve.
+ * subgraph's entity types fails alone, at its own path, while the others in the batch resolve
+ * (Apollo's resolver, which Pothos installs, would throw for the whole batch, masked as unexpected).
  */
 export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   const field = schema.getQueryType()?.getFields()._entities;
