@@ -271,9 +271,10 @@ describe('limits count entity fields', () => {
   });
 
   it('the cost rule: each entity field that calls the PIM costs what a root field costs', async () => {
-    const selection =
-      '... on ClassificationGroup { group products(catalogId: "LIFESTYLE") } ... on Catalog { products }';
-    const { status, body } = await limited.post(entities(selection), { representations: [group('LS-010000')] });
+    // Through a named fragment and an inline one: each is priced on its own type.
+    const fragment = 'fragment G on ClassificationGroup { group products(catalogId: "LIFESTYLE") }';
+    const query = `${entities('...G ... on Catalog { products }')} ${fragment}`;
+    const { status, body } = await limited.post(query, { representations: [group('LS-010000')] });
     expect(status).toBe(400);
     // Three PIM fields at 100 each, plus `_entities` and `__typename` at 1.
     expect(body.errors[0]).toMatchObject({
