@@ -20,7 +20,7 @@ import { schema } from './schema/index.ts';
 
 export interface App {
   yoga: YogaServerInstance<object, PimContext>;
-  /** Releases the upstream connection pool. */
+  /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
   close(): Promise<void>;
   /** True when the upstream answered recently and its breaker is closed (may probe it once). */
   ready(): Promise<boolean>;

@@ -40,7 +40,7 @@ export const settings = z.object({
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
   PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
-  // Unset: a quarter of PIM_MAX_CONCURRENCY, so at least three other callers always find a connection.
+  // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where loadConfig computes it).
   PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
   // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
   // proxy in front overwrites this header; a client could otherwise pick its own share.
