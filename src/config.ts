@@ -136,7 +136,6 @@ function toConfig(e: Settings) {
     port: e.PORT,
     /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
-    production: e.NODE_ENV === 'production',
     logLevel: e.LOG_LEVEL,
     /** The part of the service URL before `/pxm`; unset only where the demo is served. */
     pimBaseUrl: e.PIM_BASE_URL,
