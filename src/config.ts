@@ -52,7 +52,7 @@ export const settings = z.object({
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
-  // Abuse limits, security and resilience (see README "Limits and resilience").
+  // Abuse limits, security and resilience (see docs/operations.md "Limits and resilience").
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(10),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(1_000),

@@ -39,7 +39,7 @@ export interface Observability {
   close(): Promise<void>;
 }
 
-/** Wires metrics, logs and traces of one app instance; see the README's Monitoring section. */
+/** Wires metrics, logs and traces of one app instance; see docs/operations.md, Monitoring. */
 export function createObservability({
   logger,
   otlpEndpoint,
