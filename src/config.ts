@@ -40,7 +40,7 @@ export const settings = z.object({
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
   PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
-  // Unset: a quarter of PIM_MAX_CONCURRENCY, so at least three other callers always find a connection.
+  // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where loadConfig computes it).
   PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
   // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
   // proxy in front overwrites this header; a client could otherwise pick its own share.
@@ -52,7 +52,7 @@ export const settings = z.object({
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
-  // Abuse limits, security and resilience (see README "Limits and resilience").
+  // Abuse limits, security and resilience (see docs/operations.md "Limits and resilience").
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(10),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(1_000),
@@ -138,7 +138,6 @@ function toConfig(e: Settings) {
     port: e.PORT,
     /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
-    production: e.NODE_ENV === 'production',
     logLevel: e.LOG_LEVEL,
     /** The part of the service URL before `/pxm`; unset only where the demo is served. */
     pimBaseUrl: e.PIM_BASE_URL,

@@ -67,7 +67,7 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
     }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
-      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open, isolated).',
+      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',
       labelNames: ['state'] as const,
       registers,
       // Read at scrape time, so the gauge can never lag behind the breaker.

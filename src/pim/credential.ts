@@ -53,7 +53,8 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
  */
 export function createCredentialKey(names: readonly string[]) {
   const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort();
-  // Header objects are created once per GraphQL request, so each is hashed once.
+  // A request's calls share its header object (coalescing, the answer lookup), so that is hashed once per
+  // request; the copies undici hands the admission and the HTTP cache are hashed once per call.
   const memo = new WeakMap<object, string>();
   return (headers: Readonly<Record<string, string | string[] | undefined>>): string => {
     let key = memo.get(headers);

@@ -41,5 +41,5 @@ export type Layer = (next: Send) => Send;
 
 /** What readiness checks and metrics read about the upstream; never written from outside. */
 export interface UpstreamStatus {
-  readonly breaker: 'closed' | 'open' | 'half-open' | 'isolated';
+  readonly breaker: 'closed' | 'open' | 'half-open';
 }

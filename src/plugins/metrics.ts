@@ -1,9 +1,17 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
-import type { Metrics } from '../observability/metrics.ts';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import { describeOperation, errorsOf, type ResultPart } from './operation.ts';
 
+/** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
+export interface OperationMetrics {
+  registry: Registry;
+  operations: Counter<'operation_type' | 'operation_name'>;
+  operationDuration: Histogram<'operation_type' | 'operation_name'>;
+  errors: Counter<'code'>;
+}
+
 export interface MetricsPluginOptions {
-  metrics: Metrics;
+  metrics: OperationMetrics;
   /** Where Prometheus scrapes; false serves no endpoint. */
   path: string | false;
   /** The only operation names kept as label values (the trusted documents'); absent: the first ones seen. */

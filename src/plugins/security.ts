@@ -12,7 +12,7 @@ export interface SecurityOptions {
 }
 
 /** Header the CSRF prevention plugin asks for; Yoga's own GraphiQL sends it. */
-export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+const CSRF_HEADER = 'x-graphql-yoga-csrf';
 
 // What a plain HTML form can POST without a CORS preflight: never a GraphQL request of ours.
 const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
