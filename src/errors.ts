@@ -40,7 +40,7 @@ export const maskError: NonNullable<
 >['maskError'] = (error, message) => (isClientGone(error) ? error : yogaMaskError(error, message, false));
 
 // The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.
-function isClientGone(error: unknown): boolean {
+function isClientGone(error: unknown): error is Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   return original instanceof DOMException && original.name === 'AbortError';
 }
