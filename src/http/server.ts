@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { answerClientError } from './client-errors.ts';
 
 /** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
@@ -73,6 +74,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     },
   ) as FacadeServer;
   server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
 
   server.shutdown = async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
