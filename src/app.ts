@@ -15,7 +15,7 @@ import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
-import { corsFor, useSecurity } from './plugins/security.ts';
+import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
 export interface App {
@@ -101,6 +101,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     context: requestContext.context,
     plugins: [
       useSecurity(securityOptions),
+      useCorsVary(config.corsOrigins),
       persisted.plugin,
       useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),

@@ -40,6 +40,11 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
       labelNames: ['code'] as const,
       registers,
     }),
+    clientDisconnects: new Counter({
+      name: 'graphql_client_disconnects_total',
+      help: 'GraphQL requests whose client went away before their answer was sent.',
+      registers,
+    }),
     upstreamCalls: new Counter({
       name: 'pim_upstream_requests_total',
       help: 'Attempts sent to the PIM REST service, by REST operation and HTTP status (2xx, or the error code when no response came).',

@@ -66,7 +66,9 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       };
     },
     // The processed result carries the masked errors, i.e. the codes clients actually see.
-    onResultProcess({ result, setResult }) {
+    onResultProcess({ request, result, setResult }) {
+      // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
+      if (request.signal.aborted) return void metrics.clientDisconnects.inc();
       if (!isAsyncIterable(result)) {
         for (const single of Array.isArray(result) ? result : [result]) countErrors(single);
         return;
