@@ -8,6 +8,7 @@ export interface OperationMetrics {
   operations: Counter<'operation_type' | 'operation_name'>;
   operationDuration: Histogram<'operation_type' | 'operation_name'>;
   errors: Counter<'code'>;
+  clientDisconnects: Counter;
 }
 
 export interface MetricsPluginOptions {
