@@ -13,6 +13,9 @@ export interface ReadinessOptions {
 
 // A probe slower than this says "not ready" as clearly as a failure does.
 const PROBE_TIMEOUT_MS = 2_000;
+// Readiness answers by then whatever the probe does (Kubernetes' default probe timeout is 1 s); a
+// probe still running goes on, and its outcome answers the next check.
+const ANSWER_WITHIN_MS = 900;
 // Its own fair-queue partition (no credential key is spelt so): traffic of any caller never queues ahead of it.
 const PROBE_QUEUE_KEY = 'readiness-probe';
 
@@ -22,13 +25,16 @@ const PROBE_QUEUE_KEY = 'readiness-probe';
  * cheap probe per `maxAgeMs` asks the upstream past the cache. A 404 for its made-up id is an answer too.
  * The probe goes through the breaker: while it is open the probe fails fast, and once its half-open
  * delay has passed the probe is the one call it lets through, so readiness recovers with no traffic.
+ * A half-open breaker holds every other call until its probe call ends, so no check waits for the
+ * probe longer than `ANSWER_WITHIN_MS`, and checks share the one probe in flight.
  */
 export function createReadiness({ client, limits, headers, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
   const probe = buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
-  const probeHeaders = { ...headers, 'cache-control': 'no-cache' };
+  // no-store keeps the probe out of the HTTP cache altogether: readiness never waits on its store (Redis).
+  const probeHeaders = { ...headers, 'cache-control': 'no-cache, no-store' };
   let answeredAt = -Infinity;
-  return async () => {
-    if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
+  let inFlight: Promise<boolean> | undefined;
+  const ask = async () => {
     const bytes = client.openByteAccount();
     const answered = await client
       .get(probe, {
@@ -43,6 +49,14 @@ export function createReadiness({ client, limits, headers, maxAgeMs }: Readiness
       );
     bytes.release();
     if (answered) answeredAt = Date.now();
+    return answered;
+  };
+  return async () => {
+    if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
+    inFlight ??= ask().finally(() => (inFlight = undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, false)));
+    const answered = await Promise.race([inFlight, late]).finally(() => clearTimeout(timer));
     return answered && client.status.breaker === 'closed';
   };
 }
