@@ -17,6 +17,7 @@ import { createPersistedDocuments } from './plugins/persisted.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
+import { throttled } from './redis.ts';
 
 export interface App {
   yoga: YogaServerInstance<object, PimContext>;
@@ -41,12 +42,18 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  // Each Redis failure is counted; the warn line comes at most once per interval, since Redis being
+  // away fails every command. Called only once the app exists, so `observability` is set by then.
+  const redisFailed = (store: 'cache' | 'apq', message: string) => {
+    const warn = throttled((error: Error) => logger?.warn({ err: error.message }, message), 10_000);
+    return (error: Error) => (observability.metrics.redisFailures.inc({ store }), warn(error));
+  };
   const persisted = createPersistedDocuments({
     ...config.persistedDocuments,
     apq: config.apq && {
       ...config.apq,
       maxDocumentBytes: config.http.maxBodyBytes,
-      onError: (error) => logger?.warn({ err: error.message }, 'APQ document store failed; answering as a miss'),
+      onError: redisFailed('apq', 'APQ document store failed; answering as a miss'),
     },
   });
   const observability = createObservability({
@@ -72,7 +79,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     coalesce: config.coalesce,
     cache: config.cache && {
       ...config.cache,
-      onError: (error) => logger?.warn({ err: error.message }, 'Response cache failed; answering from the upstream'),
+      onError: redisFailed('cache', 'Response cache failed; answering from the upstream'),
     },
     telemetry: observability.telemetry,
     maxBodyBytes: config.maxUpstreamBodyBytes,

@@ -1,3 +1,4 @@
+import { timeout, TimeoutStrategy } from 'cockatiel';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -47,4 +48,15 @@ export function throttled(report: (error: Error) => void, intervalMs: number): (
     reportedAt = Date.now();
     report(error);
   };
+}
+
+/**
+ * Bounds the wait for each reply to `ms`: a Redis that is connected but silent (busy, stopped, a
+ * partition dropping packets) breaks no connection, so without a bound every caller waits on it.
+ * Past the bound the command rejects (a miss, a skipped write); a late reply is ignored. Only our own
+ * commands are bound, not ioredis' handshake, so a slow Redis never has its connection dropped.
+ */
+export function replyWithin(ms: number): <T>(command: () => Promise<T>) => Promise<T> {
+  const policy = timeout(ms, TimeoutStrategy.Aggressive);
+  return (command) => policy.execute(() => command());
 }

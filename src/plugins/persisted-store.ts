@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { closeRedis, createRedis, throttled } from '../redis.ts';
+import { closeRedis, createRedis, replyWithin } from '../redis.ts';
 
 /** Where automatic persisted queries keep documents by their SHA-256 (hex); a failure is a miss. */
 export interface DocumentStore {
@@ -20,7 +20,9 @@ export interface DocumentStoreOptions {
   ttlMs: number;
   /** With a `redis://` URL, documents live in Redis, shared by every replica using it. */
   redisUrl: string | undefined;
-  /** Told about Redis failures; the lookup then counts as a miss. */
+  /** Longest wait for one Redis reply; a lookup that takes longer is a miss, a registration is skipped. */
+  redisTimeoutMs: number;
+  /** Told about each Redis failure; the lookup then counts as a miss. */
   onError: (error: Error) => void;
 }
 
@@ -68,29 +70,32 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 
 function createRedisStore({
   redisUrl,
+  redisTimeoutMs,
   maxDocuments,
   maxDocumentBytes,
   maxBytes,
   ttlMs,
   onError,
 }: DocumentStoreOptions & { redisUrl: string }): DocumentStore {
-  const report = throttled(onError, 10_000);
-  const redis = createRedis(redisUrl, report);
+  const redis = createRedis(redisUrl, onError);
+  const bounded = replyWithin(redisTimeoutMs);
   // defineCommand sends the script by its SHA once Redis knows it.
   redis.defineCommand('storeApq', { numberOfKeys: 2, lua: storeScript });
   const store = (redis as typeof redis & { storeApq(...args: Array<string | number>): Promise<unknown> }).storeApq;
   return {
     async get(hash) {
       try {
-        return (await redis.get(keyPrefix + hash)) ?? undefined;
+        return (await bounded(() => redis.get(keyPrefix + hash))) ?? undefined;
       } catch (error) {
-        report(error as Error);
+        onError(error as Error);
         return undefined;
       }
     },
     async set(hash, document) {
       if (Buffer.byteLength(document) > Math.min(maxDocumentBytes ?? maxBytes, maxBytes)) return;
-      await store.call(redis, keyPrefix + hash, indexKey, hash, document, ttlMs, maxDocuments).catch(report);
+      await bounded(() => store.call(redis, keyPrefix + hash, indexKey, hash, document, ttlMs, maxDocuments)).catch(
+        onError,
+      );
     },
     close: () => closeRedis(redis),
   };
