@@ -8,7 +8,8 @@ import { maskError } from './errors.ts';
 import { createObservability } from './observability/setup.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
-import { createUpstreamCredentials } from './pim/credential.ts';
+import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.ts';
+import { createUpstreamFaults } from './pim/upstream-faults.ts';
 import type { UpstreamStatus } from './pim/types.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
@@ -69,6 +70,14 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
   const graphiqlAssets = config.introspection ? createGraphiQLAssets() : undefined;
   const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
+  const faults = createUpstreamFaults({
+    serverKey: config.pimApiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: config.pimApiKey },
+    credentialNames: credentials.names,
+    logger,
+    intervalMs: 10_000,
+    onFault: (fault) => observability.metrics.upstreamFaults.inc({ fault }),
+  });
+  const { telemetry } = observability;
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -81,7 +90,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       ...config.cache,
       onError: redisFailed('cache', 'Response cache failed; answering from the upstream'),
     },
-    telemetry: observability.telemetry,
+    // Inside the retries, outside the per-attempt telemetry: each attempt's answer is judged once.
+    telemetry: telemetry ? (next) => faults.layer(telemetry(next)) : faults.layer,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     byteLimits: config.upstreamByteLimits,
     resilience: {
@@ -131,7 +141,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const { registry } = observability.metrics;
   return {
     yoga,
-    close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
+    close: async () =>
+      void (faults.close(), await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

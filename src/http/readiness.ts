@@ -1,6 +1,7 @@
 import type { PimClient } from '../pim/client.ts';
 import { buildRequest, type InputLimits } from '../pim/endpoints.ts';
 import { isUpstreamAnswer, PimError } from '../pim/errors.ts';
+import { isFaultyAnswer } from '../pim/upstream-faults.ts';
 
 export interface ReadinessOptions {
   client: PimClient;
@@ -21,7 +22,7 @@ const PROBE_QUEUE_KEY = 'readiness-probe';
 
 /**
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
- * `maxAgeMs`. Traffic is no evidence, since the HTTP cache may have answered it; so at most one
+ * `maxAgeMs`; a refused server key or a 2xx that is not JSON is no answer. Traffic is no evidence, since the HTTP cache may have answered it; so at most one
  * cheap probe per `maxAgeMs` asks the upstream past the cache. A 404 for its made-up id is an answer too.
  * The probe goes through the breaker: while it is open the probe fails fast, and once its half-open
  * delay has passed the probe is the one call it lets through, so readiness recovers with no traffic.
@@ -45,7 +46,7 @@ export function createReadiness({ client, limits, headers, maxAgeMs }: Readiness
       })
       .then(
         () => true,
-        (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status),
+        (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error),
       );
     bytes.release();
     if (answered) answeredAt = Date.now();
