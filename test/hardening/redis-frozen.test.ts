@@ -63,6 +63,7 @@ describe('REDIS_URL with Redis frozen (SIGSTOP), as a partition that drops packe
     process.kill(redisPid, 'SIGSTOP');
     const frozenUntil = Date.now() + FROZEN_MS;
     const slowest = { query: 0, cached: 0, readiness: 0, apq: 0 };
+    const queryTimes: number[] = [];
     for (let i = 0; Date.now() < frozenUntil; i++) {
       const fresh = await timed((signal) => post(`new-${i}`, signal));
       expect(fresh.answer).toMatchObject({ status: 200, body: { data: { catalogProducts: expect.anything() } } });
@@ -81,12 +82,21 @@ describe('REDIS_URL with Redis frozen (SIGSTOP), as a partition that drops packe
         return { registered: registered.status, byHash: byHash.status };
       });
       expect(apq.answer).toMatchObject({ registered: 200 });
+      queryTimes.push(fresh.ms);
       slowest.query = Math.max(slowest.query, fresh.ms);
       slowest.cached = Math.max(slowest.cached, cached.ms);
       slowest.readiness = Math.max(slowest.readiness, ready.ms);
       slowest.apq = Math.max(slowest.apq, apq.ms);
     }
-    console.info('slowest while Redis was frozen (ms):', slowest);
+    const median = queryTimes.sort((a, b) => a - b)[queryTimes.length >> 1];
+    console.info(
+      'while Redis was frozen (ms): slowest',
+      slowest,
+      'median new-id query',
+      median,
+      'of',
+      queryTimes.length,
+    );
     // Well under the 3 s budget and the 2 s probe timeout: a miss costs one short Redis bound.
     expect(slowest.query).toBeLessThan(BUDGET_MS / 2);
     expect(slowest.cached).toBeLessThan(BUDGET_MS / 2);
