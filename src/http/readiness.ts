@@ -22,12 +22,15 @@ const PROBE_QUEUE_KEY = 'readiness-probe';
 
 /**
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
- * `maxAgeMs`; a refused server key or a 2xx that is not JSON is no answer. Traffic is no evidence, since the HTTP cache may have answered it; so at most one
- * cheap probe per `maxAgeMs` asks the upstream past the cache. A 404 for its made-up id is an answer too.
+ * `maxAgeMs`; a refused server key or a 2xx that is not JSON is no answer. Traffic is no evidence,
+ * since the HTTP cache may have answered it; so at most one cheap probe per `maxAgeMs` asks the
+ * upstream past the cache. A 404 for its made-up id is an answer too.
  * The probe goes through the breaker: while it is open the probe fails fast, and once its half-open
  * delay has passed the probe is the one call it lets through, so readiness recovers with no traffic.
  * A half-open breaker holds every other call until its probe call ends, so no check waits for the
- * probe longer than `ANSWER_WITHIN_MS`, and checks share the one probe in flight.
+ * probe longer than `ANSWER_WITHIN_MS`, and checks share the one probe in flight. While a probe is
+ * still running, an answer to the one before counts for one probe time longer: a slow probe alone
+ * does not turn a ready replica away.
  */
 export function createReadiness({ client, limits, headers, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
   const probe = buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
@@ -56,8 +59,9 @@ export function createReadiness({ client, limits, headers, maxAgeMs }: Readiness
     if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
     inFlight ??= ask().finally(() => (inFlight = undefined));
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, false)));
-    const answered = await Promise.race([inFlight, late]).finally(() => clearTimeout(timer));
+    const late = new Promise<'running'>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, 'running')));
+    const outcome = await Promise.race([inFlight, late]).finally(() => clearTimeout(timer));
+    const answered = outcome === 'running' ? Date.now() - answeredAt <= maxAgeMs + PROBE_TIMEOUT_MS : outcome;
     return answered && client.status.breaker === 'closed';
   };
 }

@@ -63,3 +63,18 @@ describe('readiness while the breaker is half-open and its probe call hangs', ()
     expect(Math.max(first.ms, second.ms)).toBeLessThan(PROBE_BOUND_MS);
   }, 30_000);
 });
+
+describe('readiness with a slow but healthy upstream', () => {
+  it('stays ready while each probe takes longer than a check may wait', async () => {
+    upstream = await startUpstream(faults.slowHeaders(1_500));
+    facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: '100', PIM_CACHE: 'false' });
+    // The very first check has no earlier answer to lean on; once one probe has answered, it does.
+    await expect.poll(async () => (await timedReadiness()).status, { timeout: 5_000 }).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const check = await timedReadiness();
+      expect(check.status).toBe(200);
+      expect(check.ms).toBeLessThan(PROBE_BOUND_MS);
+      await sleep(300);
+    }
+  }, 30_000);
+});
