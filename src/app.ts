@@ -8,7 +8,8 @@ import { maskError } from './errors.ts';
 import { createObservability } from './observability/setup.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
-import { createUpstreamCredentials } from './pim/credential.ts';
+import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.ts';
+import { createUpstreamFaults } from './pim/upstream-faults.ts';
 import type { UpstreamStatus } from './pim/types.ts';
 import { createInvalidationHandler } from './http/invalidate.ts';
 import { createReadiness } from './http/readiness.ts';
@@ -16,12 +17,13 @@ import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
-import { corsFor, useSecurity } from './plugins/security.ts';
+import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
+import { throttled } from './redis.ts';
 
 export interface App {
   yoga: YogaServerInstance<object, PimContext>;
-  /** Releases the upstream connection pool. */
+  /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
   close(): Promise<void>;
   /** True when the upstream answered recently and its breaker is closed (may probe it once). */
   ready(): Promise<boolean>;
@@ -33,15 +35,10 @@ export interface App {
   invalidation: { handle: ReturnType<typeof createInvalidationHandler>; port: 'main' | 'metrics' } | undefined;
 }
 
-/** Plugins that no setting turns off. */
-export type OmittablePlugin = 'metrics' | 'limits' | 'security';
-
-/** What tests and the bench inject in place of the configured infrastructure. */
+/** What tests inject in place of the configured infrastructure. */
 export interface AppExtras {
   /** Receives the spans instead of the OTLP endpoint. */
   spanExporter?: SpanExporter;
-  /** Bench only: plugins left out to price them in the bill of costs (bench/README.md); never in production. */
-  omit?: readonly OmittablePlugin[];
 }
 
 /**
@@ -49,13 +46,18 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
-  const omit = new Set(extras.omit);
+  // Each Redis failure is counted; the warn line comes at most once per interval, since Redis being
+  // away fails every command. Called only once the app exists, so `observability` is set by then.
+  const redisFailed = (store: 'cache' | 'apq' | 'stale', message: string) => {
+    const warn = throttled((error: Error) => logger?.warn({ err: error.message }, message), 10_000);
+    return (error: Error) => (observability.metrics.redisFailures.inc({ store }), warn(error));
+  };
   const persisted = createPersistedDocuments({
     ...config.persistedDocuments,
     apq: config.apq && {
       ...config.apq,
       maxDocumentBytes: config.http.maxBodyBytes,
-      onError: (error) => logger?.warn({ err: error.message }, 'APQ document store failed; answering as a miss'),
+      onError: redisFailed('apq', 'APQ document store failed; answering as a miss'),
     },
   });
   const observability = createObservability({
@@ -68,11 +70,18 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
     staleBytes: () => client.staleBytes(),
-    omitMetrics: omit.has('metrics'),
   });
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
   const graphiqlAssets = config.introspection ? createGraphiQLAssets() : undefined;
   const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
+  const faults = createUpstreamFaults({
+    serverKey: config.pimApiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: config.pimApiKey },
+    credentialNames: credentials.names,
+    logger,
+    intervalMs: 10_000,
+    onFault: (fault) => observability.metrics.upstreamFaults.inc({ fault }),
+  });
+  const { telemetry } = observability;
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -83,17 +92,18 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     coalesce: config.coalesce,
     cache: config.cache && {
       ...config.cache,
-      onError: (error) => logger?.warn({ err: error.message }, 'Response cache failed; answering from the upstream'),
+      onError: redisFailed('cache', 'Response cache failed; answering from the upstream'),
     },
     stale: {
       ...config.stale,
-      onError: (error) => logger?.warn({ err: error.message }, 'Stale-answer store failed; answering without it'),
+      onError: redisFailed('stale', 'Stale-answer store failed; answering without it'),
       onOutcome: (outcome, reason) => {
         observability.metrics.cacheOutcomes.inc({ outcome });
         if (reason) observability.metrics.staleAnswers.inc({ reason });
       },
     },
-    telemetry: observability.telemetry,
+    // Inside the retries, outside the per-attempt telemetry: each attempt's answer is judged once.
+    telemetry: telemetry ? (next) => faults.layer(telemetry(next)) : faults.layer,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     byteLimits: config.upstreamByteLimits,
     resilience: {
@@ -109,7 +119,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     credentials,
     budgetMs: config.budgetMs,
     maxUpstreamCalls: config.maxUpstreamCalls,
+    maxRepresentations: config.maxRepresentations,
     onDedup: observability.onDedup,
+    clientIpHeader: config.clientIpHeader,
   });
   const { introspection, csrfPrevention, serviceSdl } = config;
   const securityOptions = { introspection, csrfPrevention, serviceSdl };
@@ -117,9 +129,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     schema,
     context: requestContext.context,
     plugins: [
-      ...(omit.has('security') ? [] : [useSecurity(securityOptions)]),
+      useSecurity(securityOptions),
+      useCorsVary(config.corsOrigins),
       persisted.plugin,
-      ...(omit.has('limits') ? [] : [useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection })]),
+      useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       requestContext.plugin,
       useHttpCaching({ forwardHeaders: config.forwardHeaders, surrogateKeyHeader: config.surrogateKeyHeader }),
@@ -141,7 +154,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const { registry } = observability.metrics;
   return {
     yoga,
-    close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
+    close: async () =>
+      void (faults.close(), await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

@@ -40,12 +40,19 @@ export const settings = z.object({
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
   PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
-  // Unset: a quarter of PIM_MAX_CONCURRENCY, so at least three other callers always find a connection.
+  // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where loadConfig computes it).
   PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
+  // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
+  // proxy in front overwrites this header; a client could otherwise pick its own share.
+  TRUSTED_CLIENT_IP_HEADER: z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'a header name such as x-real-ip or x-forwarded-for' })
+    .transform((name) => name.toLowerCase())
+    .optional(),
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
-  // Abuse limits, security and resilience (see README "Limits and resilience").
+  // Abuse limits, security and resilience (see docs/operations.md "Limits and resilience").
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(10),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(1_000),
@@ -55,6 +62,8 @@ export const settings = z.object({
   PIM_MAX_CALLS_PER_REQUEST: int(1, 100_000).default(50),
   GRAPHQL_INTROSPECTION: flag.optional(),
   FEDERATION_SDL: flag.optional(),
+  // Entity representations one request may resolve through `_entities`, all its operations together.
+  FEDERATION_MAX_REPRESENTATIONS: int(1, 100_000).default(100),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
   CORS_ORIGINS: list
     .refine((origins) => !origins.some((o) => o.includes('*')), {
@@ -109,6 +118,8 @@ export const settings = z.object({
   PERSISTED_DOCUMENTS_PATH: z.string().min(1).optional(),
   PERSISTED_DOCUMENTS_ONLY: flag.default(false),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
+  // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
+  REDIS_TIMEOUT_MS: int(1, 60_000).default(200),
 });
 
 export type Settings = z.output<typeof settings>;
@@ -144,7 +155,6 @@ function toConfig(e: Settings) {
     port: e.PORT,
     /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
-    production: e.NODE_ENV === 'production',
     logLevel: e.LOG_LEVEL,
     /** The part of the service URL before `/pxm`; unset only where the demo is served. */
     pimBaseUrl: e.PIM_BASE_URL,
@@ -162,6 +172,8 @@ function toConfig(e: Settings) {
       // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
       e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
     ),
+    /** Header naming the client's address, set by a trusted proxy: the fair-queue share inside a credential. */
+    clientIpHeader: e.TRUSTED_CLIENT_IP_HEADER,
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,
@@ -180,6 +192,8 @@ function toConfig(e: Settings) {
     introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
     /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
     serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    /** Entity representations one request may resolve (a gateway's page of references). */
+    maxRepresentations: e.FEDERATION_MAX_REPRESENTATIONS,
     csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
     corsOrigins: e.CORS_ORIGINS,
     http: {
@@ -215,6 +229,7 @@ function toConfig(e: Settings) {
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
       maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
+      redisTimeoutMs: redisTimeoutMs(e),
     },
     /** Last-known-good and stale-while-revalidate; the copies live in Redis too when REDIS_URL is set. */
     stale: {
@@ -222,6 +237,7 @@ function toConfig(e: Settings) {
       staleWhileRevalidateS: e.PIM_STALE_WHILE_REVALIDATE_S,
       maxBytes: e.PIM_STALE_MAX_MB * 2 ** 20,
       redisUrl: e.REDIS_URL,
+      redisTimeoutMs: redisTimeoutMs(e),
       // Invalidations sent to another instance end freshness here within this time.
       invalidationPollMs: 1_000,
     },
@@ -232,10 +248,14 @@ function toConfig(e: Settings) {
       maxBytes: e.APQ_MAX_BYTES,
       ttlMs: e.APQ_TTL_S * 1_000,
       redisUrl: e.REDIS_URL,
+      redisTimeoutMs: redisTimeoutMs(e),
     },
     persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
 }
+
+// A Redis miss must leave the request most of its budget for the upstream call it then makes.
+const redisTimeoutMs = (e: Settings) => Math.max(1, Math.min(e.REDIS_TIMEOUT_MS, Math.floor(e.GRAPHQL_BUDGET_MS / 2)));
 
 /** Settings each valid alone whose combination would quietly do what nobody meant. */
 function unsafeCombination(e: Settings): string | undefined {

@@ -42,6 +42,11 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
       labelNames: ['code'] as const,
       registers,
     }),
+    clientDisconnects: new Counter({
+      name: 'graphql_client_disconnects_total',
+      help: 'GraphQL requests whose client went away before their answer was sent.',
+      registers,
+    }),
     upstreamCalls: new Counter({
       name: 'pim_upstream_requests_total',
       help: 'Attempts sent to the PIM REST service, by REST operation and HTTP status (2xx, or the error code when no response came).',
@@ -87,9 +92,21 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
         if (staleBytes) this.set(staleBytes());
       },
     }),
+    upstreamFaults: new Counter({
+      name: 'pim_upstream_faults_total',
+      help: 'Upstream answers that reveal a configuration or outage fault: the server key refused (server_key_refused), a 2xx that is not JSON (not_json).',
+      labelNames: ['fault'] as const,
+      registers,
+    }),
+    redisFailures: new Counter({
+      name: 'redis_command_failures_total',
+      help: 'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq, stale).',
+      labelNames: ['store'] as const,
+      registers,
+    }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
-      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open, isolated).',
+      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',
       labelNames: ['state'] as const,
       registers,
       // Read at scrape time, so the gauge can never lag behind the breaker.

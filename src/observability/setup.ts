@@ -27,23 +27,21 @@ export interface ObservabilityOptions {
   upstreamStatus?: () => UpstreamStatus | undefined;
   /** The client's last-known-good weight, read when /metrics is scraped. */
   staleBytes?: () => number;
-  /** Bench only (the bill of costs): no metrics plugin, upstream counters or dedup count. */
-  omitMetrics?: boolean | undefined;
 }
 
 export interface Observability {
   metrics: Metrics;
   /** Yoga plugins: /metrics, request log and id, operation spans. */
   plugins: Plugin[];
-  /** The client's innermost layer: upstream metrics and spans per attempt; absent when it has neither. */
-  telemetry: Layer | undefined;
+  /** The client's innermost layer: upstream metrics and spans per attempt. */
+  telemetry: Layer;
   /** Called when the per-request DataLoader answers a load from its cache. */
-  onDedup: ((request: PimRequest) => void) | undefined;
+  onDedup(request: PimRequest): void;
   /** Flushes pending spans. */
   close(): Promise<void>;
 }
 
-/** Wires metrics, logs and traces of one app instance; see the README's Monitoring section. */
+/** Wires metrics, logs and traces of one app instance; see docs/operations.md, Monitoring. */
 export function createObservability({
   logger,
   otlpEndpoint,
@@ -53,7 +51,6 @@ export function createObservability({
   operationNames,
   upstreamStatus,
   staleBytes,
-  omitMetrics,
 }: ObservabilityOptions): Observability {
   const metrics = createMetrics({ upstreamStatus, staleBytes });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
@@ -62,17 +59,15 @@ export function createObservability({
     metrics,
     plugins: [
       useRequestLog({ logger }),
-      ...(omitMetrics ? [] : [useMetrics({ metrics, path: metricsPath, operationNames })]),
+      useMetrics({ metrics, path: metricsPath, operationNames }),
       ...(tracer ? [useTracing({ tracer })] : []),
     ],
-    telemetry:
-      omitMetrics && !tracer
-        ? undefined
-        : createTelemetry({
-            ...(!omitMetrics && { calls: metrics.upstreamCalls, duration: metrics.upstreamDuration }),
-            ...(tracer && { tracer }),
-          }),
-    onDedup: omitMetrics ? undefined : (request) => metrics.dedupHits.inc({ operation: request.operation }),
+    telemetry: createTelemetry({
+      calls: metrics.upstreamCalls,
+      duration: metrics.upstreamDuration,
+      tracer,
+    }),
+    onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
     close: async () => void (await provider?.shutdown()),
   };
 }

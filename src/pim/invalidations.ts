@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from './shared-redis.ts';
 import { tagsOf } from './tags.ts';
 
 /** The tag that matches every answer. */
@@ -9,7 +9,7 @@ const HASH = 'invalidated';
 
 export interface InvalidationsOptions {
   /** Shared with the other instances; absent, invalidations stay in this process. */
-  redis: Redis | undefined;
+  shared: SharedRedis | undefined;
   /** How often the fleet's invalidations are read from Redis. */
   pollMs: number;
   /** Told when an invalidation (here or elsewhere) ends the freshness of some answers. */
@@ -31,7 +31,7 @@ export interface Invalidations {
  * Redis every instance writes there and reads the fleet's record every `pollMs`, so an
  * invalidation sent to one instance ends freshness on all of them within that time.
  */
-export function createInvalidations({ redis, pollMs, onChange, onError }: InvalidationsOptions): Invalidations {
+export function createInvalidations({ shared, pollMs, onChange, onError }: InvalidationsOptions): Invalidations {
   const at = new Map<string, number>();
   const note = (tag: string, ms: number) => {
     if ((at.get(tag) ?? 0) >= ms) return false;
@@ -39,19 +39,19 @@ export function createInvalidations({ redis, pollMs, onChange, onError }: Invali
     return true;
   };
   const poll = async () => {
-    const record = await redis!.hgetall(HASH).catch((error: Error) => void onError(error));
+    const record = await shared!.within(() => shared!.redis.hgetall(HASH)).catch((error: Error) => void onError(error));
     let changed = false;
     for (const [tag, ms] of Object.entries(record ?? {})) changed = note(tag, Number(ms)) || changed;
     if (changed) onChange();
   };
-  const timer = redis ? setInterval(() => void poll(), pollMs).unref() : undefined;
-  if (redis) void poll();
+  const timer = shared ? setInterval(() => void poll(), pollMs).unref() : undefined;
+  if (shared) void poll();
   return {
     async invalidate(tag) {
       const now = Date.now();
       note(tag, now);
       onChange();
-      await redis?.hset(HASH, tag, String(now));
+      if (shared) await shared.within(() => shared.redis.hset(HASH, tag, String(now)));
     },
     since(path) {
       if (at.size === 0) return 0;

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import type { SharedRedis } from './shared-redis.ts';
 
 /** A 2xx answer kept to be served once stale: its JSON text and the times that bound its use. */
 export interface KeptAnswer {
@@ -18,7 +18,7 @@ export interface LastKnownGoodOptions {
   /** Bound on the in-process copy, counted in characters of JSON text (plus the key). */
   maxBytes: number;
   /** Shared with the other instances, each entry expiring with its use; absent, memory only. */
-  redis: Redis | undefined;
+  shared: SharedRedis | undefined;
   onError: (error: Error) => void;
 }
 
@@ -41,7 +41,8 @@ const OVERHEAD = 64;
 const REDIS_PREFIX = 'lkg:';
 
 /** Creates the {@link LastKnownGood} store. */
-export function createLastKnownGood({ maxBytes, redis, onError }: LastKnownGoodOptions): LastKnownGood {
+export function createLastKnownGood({ maxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
+  const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   const memory = new LRUCache<string, KeptAnswer>({
     maxSize: maxBytes,
     sizeCalculation: (entry, key) => entry.text.length + key.length + OVERHEAD,
@@ -56,16 +57,18 @@ export function createLastKnownGood({ maxBytes, redis, onError }: LastKnownGoodO
     keep(key, entry) {
       remember(key, entry);
       const ttl = lastUse(entry) - Date.now();
-      if (!redis || ttl <= 0) return;
+      if (!shared || ttl <= 0) return;
       const { text, ...times } = entry;
-      redis.set(REDIS_PREFIX + key, `${JSON.stringify(times)}\n${text}`, 'PX', ttl).catch(onError);
+      const { redis, within } = shared;
+      within(() => redis.set(REDIS_PREFIX + key, `${JSON.stringify(times)}\n${text}`, 'PX', ttl)).catch(fail);
     },
     peek: (key) => memory.get(key),
     bytes: () => memory.calculatedSize,
     async find(key) {
       const held = memory.get(key);
-      if (held || !redis) return held;
-      const stored = await redis.get(REDIS_PREFIX + key).catch((error: Error) => void onError(error));
+      if (held || !shared) return held;
+      const { redis, within } = shared;
+      const stored = await within(() => redis.get(REDIS_PREFIX + key)).catch(fail);
       const entry = stored ? parse(stored) : undefined;
       if (entry) remember(key, entry);
       return entry;

@@ -1,4 +1,4 @@
-import { closeRedis, createRedis, throttled } from '../redis.ts';
+import { closeRedis, createRedis, replyWithin } from '../redis.ts';
 import type { ByteAccount } from './byte-limits.ts';
 import { createInvalidations } from './invalidations.ts';
 import { createLastKnownGood } from './last-known-good.ts';
@@ -14,9 +14,11 @@ export interface StaleServingOptions {
   maxBytes: number;
   /** With a `redis://` URL, copies and invalidations are shared by every instance using it. */
   redisUrl: string | undefined;
+  /** Longest wait for a Redis reply: a slower read is a miss, a slower write is given up. */
+  redisTimeoutMs: number;
   /** How often an instance reads the fleet's invalidations from Redis. */
   invalidationPollMs: number;
-  /** Told about Redis failures, at most once per 10 s; a failed read is a miss. */
+  /** Told about each Redis failure; a failed read is a miss, a failed write is skipped. */
   onError: (error: Error) => void;
   onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
   /** Maps call headers to the credential partition; stale copies never cross it. */
@@ -34,11 +36,13 @@ export interface StaleServingOptions {
  * their shared Redis connection when REDIS_URL is set.
  */
 export function createStaleServing(options: StaleServingOptions) {
-  const report = throttled(options.onError, 10_000);
+  const report = options.onError;
   const redis = options.redisUrl ? createRedis(options.redisUrl, report) : undefined;
-  const store = createLastKnownGood({ maxBytes: options.maxBytes, redis, onError: report });
+  // One bound for the connection: after a few failures in a row, both stores leave Redis alone a while.
+  const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs) };
+  const store = createLastKnownGood({ maxBytes: options.maxBytes, shared, onError: report });
   const invalidations = createInvalidations({
-    redis,
+    shared,
     pollMs: options.invalidationPollMs,
     onChange: () => options.onInvalidation?.(),
     onError: report,

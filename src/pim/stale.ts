@@ -1,5 +1,5 @@
 import type { ByteAccount } from './byte-limits.ts';
-import { isUpstreamAnswer, PimError, type PimErrorCode } from './errors.ts';
+import { PimError, type PimErrorCode } from './errors.ts';
 import { NOT_FRESH } from './freshness.ts';
 import type { KeptAnswer, LastKnownGood } from './last-known-good.ts';
 import type { Answer, CallOptions, Freshness, Keepable, Layer } from './types.ts';
@@ -34,8 +34,11 @@ const outageCodes = new Set<PimErrorCode>([
   'UPSTREAM_RATE_LIMITED',
   'BUDGET_EXCEEDED',
 ]);
+// A 4xx other than 429 is the PIM's verdict on the request; a 2xx that is not JSON is a maintenance page.
 const isOutage = (error: unknown): error is PimError =>
-  error instanceof PimError && outageCodes.has(error.code) && (error.status === 429 || !isUpstreamAnswer(error.status));
+  error instanceof PimError &&
+  outageCodes.has(error.code) &&
+  (error.status === undefined || error.status === 429 || error.status < 400 || error.status >= 500);
 
 /**
  * The client step that serves stale answers (RFC 5861): it keeps the last 2xx answer of every URL
@@ -85,7 +88,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       }
       try {
         const answer = await next(request, call);
-        keep(key, answer);
+        if (!own) keep(key, answer);
         onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
         return { body: answer.body, freshness: answer.freshness };
       } catch (error) {
