@@ -28,20 +28,25 @@ describe('which failures get the last-known-good answer', () => {
     [403, 'FORBIDDEN'],
     [404, 'NOT_FOUND'],
   ])('never a %i: it is the PIM’s answer', async (status, code) => {
+    // The caller's own key: a 401 to the server's key alone is a fault of the façade's setup instead.
+    const caller = { 'x-api-key': 'key-of-b-456' };
     fixture.upstream.respond(answerFor('v1'));
-    expect((await ask(`ANSWER${status}`)).data.products.data[0].version).toBe('v1');
+    expect((await ask(`ANSWER${status}`, caller)).data.products.data[0].version).toBe('v1');
     fixture.upstream.respond(faults.status(status, '{"error":"gone"}'));
-    const body = await ask(`ANSWER${status}`);
+    const body = await ask(`ANSWER${status}`, caller);
     expect(body.errors[0].extensions.code).toBe(code);
     expect(body.extensions?.stale).toBeUndefined();
   });
 
-  it('a 429 and a 503 do, counted by reason', async () => {
+  it('a 429, a 503 and a 2xx that is not JSON do, counted by reason', async () => {
     expect((await ask('LIMITED')).errors).toBeUndefined();
     const before = await metric(/pim_stale_answers_total\{reason="UPSTREAM_RATE_LIMITED"\} (\d+)/);
     fixture.upstream.respond(faults.status(429));
     expect((await ask('LIMITED')).extensions.stale[0].reason).toBe('UPSTREAM_RATE_LIMITED');
     fixture.upstream.respond(faults.status(503));
+    expect((await ask('LIMITED')).extensions.stale[0].reason).toBe('UPSTREAM_ERROR');
+    // A maintenance page: 200, but not JSON.
+    fixture.upstream.respond(faults.status(200, '<html>back soon</html>', { 'content-type': 'text/html' }));
     expect((await ask('LIMITED')).extensions.stale[0].reason).toBe('UPSTREAM_ERROR');
     expect(await metric(/pim_stale_answers_total\{reason="UPSTREAM_RATE_LIMITED"\} (\d+)/)).toBe(before + 1);
     expect(await metric(/pim_cache_outcomes_total\{outcome="stale"\} (\d+)/)).toBeGreaterThanOrEqual(2);
