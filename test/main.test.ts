@@ -175,7 +175,8 @@ function olderNode(): { path: string; version: string } | undefined {
 
 const older = olderNode();
 
-describe.skipIf(!older)('an older Node.js', () => {
+const needsOlder = { skip: !older, meta: { missing: 'put a Node.js older than 24 on PATH (the version check)' } };
+describe('an older Node.js', needsOlder, () => {
   it('npm start stops at once with one line: what it needs and what it found', async () => {
     const { scripts } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
     // The start script as npm runs it, with the older node first on PATH (npm would put the
