@@ -128,10 +128,15 @@ describe('start-up refusals: exit code 1 and one line on stderr', () => {
     const busy = await start();
     onTestFinished(() => busy.kill());
     const port = new URL(busy.url).port;
-    expect(await refused({ PORT: port })).toEqual({
+    const { code, lines, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
+      env: { ...serverEnv, PORT: port },
+    });
+    expect({ code, stderr }).toEqual({
       code: 1,
       stderr: [`Cannot listen on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`],
     });
+    // Nothing is served, so nothing says it is.
+    expect(lines.join('\n')).not.toMatch(/Serving the bundled demo catalog/);
   });
 
   it('a bad environment names the variable', async () => {
