@@ -9,7 +9,7 @@ import { createLogger } from './logger.ts';
 import { API_PREFIX } from './pim/endpoints.ts';
 
 const config = orExit(() => loadConfig());
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, { pretty: config.development });
 // Loaded only when served, and on a loopback listener of its own: production never carries it.
 const demo = config.demo ? await (await import('./demo/service.ts')).listenDemoService() : undefined;
 const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;
