@@ -180,7 +180,8 @@ function olderNode(): { path: string; version: string } | undefined {
 
 const older = olderNode();
 
-const needsOlder = { skip: !older, meta: { missing: 'put a Node.js older than 24 on PATH (the version check)' } };
+// Without one, skipped with what to install, which the run's last line counts.
+const needsOlder = older ? {} : { skip: true, meta: { missing: 'put a Node.js older than 24 on PATH' } };
 describe('an older Node.js', needsOlder, () => {
   it('npm start stops at once with one line: what it needs and what it found', async () => {
     const { scripts } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
