@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { createSchema, createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createSchema, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { JSONResolver } from 'graphql-scalars';
 import { Pool } from 'undici';
 
@@ -10,9 +10,14 @@ interface FloorContext {
 /**
  * The floor the façade is measured against: graphql-yoga with its defaults, a per-request
  * DataLoader and an undici Pool calling the upstream, serving `catalogProducts` as the same
- * JSON field and nothing else (no limits, logs, metrics, cache or resilience).
+ * JSON field and nothing else (no limits, logs, metrics, cache or resilience). The bill of costs
+ * adds one of the façade's `plugins` to price it.
  */
-export function createFloor(upstreamUrl: string, connections: number): YogaServerInstance<object, FloorContext> {
+export function createFloor(
+  upstreamUrl: string,
+  connections: number,
+  plugins: Plugin[] = [],
+): YogaServerInstance<object, FloorContext> {
   const pool = new Pool(upstreamUrl, { connections });
   const get = async (path: string) => {
     const { body } = await pool.request({ method: 'GET', path, headers: { accept: 'application/json' } });
@@ -38,6 +43,7 @@ export function createFloor(upstreamUrl: string, connections: number): YogaServe
   return createYoga<object, FloorContext>({
     schema,
     context: () => ({ load: new DataLoader((paths) => Promise.all(paths.map(get))) }),
+    plugins,
     logging: false,
     graphiql: false,
     landingPage: false,

@@ -22,7 +22,6 @@ export interface ServerProcess {
   url: string;
   /** With `gc`, a full collection runs first (the servers run with --expose-gc). */
   stats(gc?: boolean): Promise<Stats>;
-  send(message: object): void;
   stop(): Promise<void>;
   /** The `i`th server of a process that runs several: its own URL and request count. */
   part(i: number): ServerProcess;
@@ -51,7 +50,6 @@ export async function startServer(
       const [stats] = (await once(child, 'message')) as [Stats];
       return stats;
     },
-    send: (message) => void child.send(message),
     async stop() {
       if (!child.connected) return;
       const exited = once(child, 'exit');

@@ -4,12 +4,14 @@
  * (one upstream call per request, as in the scenarios).
  */
 import type { Dispatcher } from 'undici';
+import { createMetrics } from '../src/observability/metrics.ts';
 import { createAdmission } from '../src/pim/admission.ts';
 import { createByteLimits } from '../src/pim/byte-limits.ts';
 import { createCredentialKey } from '../src/pim/credential.ts';
 import { buildRequest } from '../src/pim/endpoints.ts';
 import { createFairQueue } from '../src/pim/fair-queue.ts';
 import { createResilience } from '../src/pim/resilience.ts';
+import { createTelemetry } from '../src/pim/telemetry.ts';
 import type { CallOptions, Send } from '../src/pim/types.ts';
 import { requestIdOf } from '../src/plugins/request-log.ts';
 
@@ -69,6 +71,9 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
   const empty = await perCall(n, () => send(request, call));
   const breakerAndRetries = (await perCall(n, () => guarded(request, call))) - empty;
   resilience.close();
+  const metrics = createMetrics();
+  const counted = createTelemetry({ calls: metrics.upstreamCalls, duration: metrics.upstreamDuration })(send);
+  const upstreamMetrics = (await perCall(n, () => counted(request, call))) - empty;
   const admission = await admissionCost(n, call);
   // One byte account per GraphQL request: opened, charged once per call, released with the response.
   const byteCaps = await perCall(n, () => {
@@ -81,6 +86,7 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
   const requestId = (await perCall(n, () => requestIdOf(new Request('http://bench/graphql')))) - bare;
   return {
     'breaker and retries': breakerAndRetries,
+    'metrics of each upstream call': upstreamMetrics,
     'deadline and admission (fair queue)': admission,
     'byte caps': byteCaps,
     'request id': requestId,

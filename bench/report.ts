@@ -69,17 +69,21 @@ function scenarioTables(samples: Samples): string {
     .join('\n\n');
 }
 
-/** The CPU per request each feature adds: the façade's median minus the median without it. */
+/**
+ * The CPU per request each feature adds: the façade's median minus the median without it, or for a
+ * plugin, the floor's median with it minus the floor's in the same process.
+ */
 function billOfCosts(
   byTarget: Map<string, Sample[]>,
-  features: { feature: string; target: string; adds?: boolean }[],
+  features: BilledFeature[],
   inProcess: Record<string, number>,
 ): string {
   const facade = median(byTarget.get(BASELINE)!, cpu);
   const floor = median(byTarget.get('floor')!, cpu);
-  const lines = features.map(({ feature, target, adds }) => {
+  const floorBaseline = median(byTarget.get(FLOOR_BASELINE)!, cpu);
+  const lines = features.map(({ feature, target, adds, plugins }) => {
     const other = median(byTarget.get(target)!, cpu);
-    const cost = adds ? other - facade : facade - other;
+    const cost = plugins ? other - floorBaseline : adds ? other - facade : facade - other;
     return [feature, `${target} (end to end)`, fixed(cost), `${fixed((100 * cost) / floor)} %`];
   });
   for (const [feature, us] of Object.entries(inProcess)) {
@@ -100,13 +104,24 @@ function memoryLine(name: string, m: Stats['memory']): string {
 /** The façade the ablations are compared with: measured in their scenario only, as they are. */
 export const BASELINE = 'façade, bill baseline';
 
+/** The floor the priced plugins are compared with, in the same process as they are. */
+export const FLOOR_BASELINE = 'floor, bill baseline';
+
+/** One row of the bill: `adds` when its target has the feature on top of the baseline, `plugins` when priced on the floor. */
+interface BilledFeature {
+  feature: string;
+  target: string;
+  adds?: boolean;
+  plugins?: readonly string[];
+}
+
 /** The scenario the bill of costs and the heap candidates are measured in. */
 export const VARIABLES = 'distinct ids as variables';
 
 /** Every table of a run: scenarios, added latency, bill of costs, memory (those the run has). */
 export function summary(
   samples: Samples,
-  costs: { feature: string; target: string; adds?: boolean }[],
+  costs: BilledFeature[],
   inProcess: Record<string, number>,
   idle: Map<string, number>,
 ): string {

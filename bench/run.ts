@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { load, startServer, type LoadOptions, type ServerProcess } from './load.ts';
 import { measureInProcess } from './micro.ts';
-import { BASELINE, summary, VARIABLES, type Sample, type Samples } from './report.ts';
+import { BASELINE, FLOOR_BASELINE, summary, VARIABLES, type Sample, type Samples } from './report.ts';
 import { bill, freshId, scenarios, withVariables, type Target } from './scenarios.ts';
 
 const { values } = parseArgs({
@@ -71,19 +71,28 @@ const targets: Target[] = [
     kind: 'facade',
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
   },
-  ...bill.map(({ target, env, off }): Target => ({ name: target, kind: 'facade', env, off })),
+  // The floor the plugin rows of the bill are priced against, in their process.
+  { name: FLOOR_BASELINE, kind: 'floor' },
+  ...bill.map(({ target, env, plugins }): Target => ({
+    name: target,
+    kind: plugins ? 'floor' : 'facade',
+    env,
+    plugins,
+  })),
   ...heapFlags.map((flags, i): Target => ({ name: capped[i]!, kind: 'facade', flags })),
 ];
 const servers = new Map<string, ServerProcess>();
 // The bill's façades (baseline, tracing, ablations) share one process, so one heap and one JIT
 // state: as separate processes, two identical façades differed by 28 %. Every other target has its own.
-const variants = targets.filter((t) => t === targets[2] || t === targets[3] || bill.some((b) => b.target === t.name));
+const variants = targets.filter(
+  (t) => t === targets[2] || t === targets[3] || t.name === FLOOR_BASELINE || bill.some((b) => b.target === t.name),
+);
 try {
   const shared = await startServer('variants', { upstreamUrl: upstream.url, variants });
   variants.forEach(({ name }, i) => servers.set(name, shared.part(i)));
-  for (const { name, kind, env, off, flags } of targets) {
+  for (const { name, kind, env, flags } of targets) {
     if (servers.has(name)) continue;
-    servers.set(name, await startServer(kind, { upstreamUrl: upstream.url, env, off }, flags));
+    servers.set(name, await startServer(kind, { upstreamUrl: upstream.url, env }, flags));
   }
   await sleep(2_000);
   const idle = new Map<string, number>();
@@ -97,7 +106,7 @@ try {
   }
 
   const only = values.only.split(';').filter(Boolean);
-  const plan = scenarios([BASELINE, targets[3]!.name, ...bill.map((b) => b.target)], capped).filter(
+  const plan = scenarios([BASELINE, targets[3]!.name, FLOOR_BASELINE, ...bill.map((b) => b.target)], capped).filter(
     (s) => only.length === 0 || only.some((part) => s.name.includes(part)),
   );
   const samples: Samples = new Map([['direct REST call', new Map([['upstream', []]])]]);

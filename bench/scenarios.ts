@@ -1,21 +1,24 @@
+import type { PricedPlugin } from './priced-plugins.ts';
 import { CACHEABLE_PREFIX } from './upstream.ts';
-import type { OmittablePlugin } from '../src/app.ts';
 
-/** One server under test: the floor, or the façade with some settings, features or Node flags. */
+/** One server under test: the floor (maybe with façade plugins), or the façade with some settings or Node flags. */
 export interface Target {
   name: string;
   kind: 'floor' | 'facade';
   env?: Record<string, string>;
-  off?: OmittablePlugin[];
+  plugins?: PricedPlugin[];
   flags?: string[];
 }
 
-/** Each feature of the bill of costs, and the target that runs the façade without it. */
-export const bill: { feature: string; target: string; env?: Record<string, string>; off?: Target['off'] }[] = [
+/**
+ * Each feature of the bill of costs and the target that prices it: the façade with a setting that
+ * turns it off, or, for plugins no setting turns off, the floor with that plugin added.
+ */
+export const bill: { feature: string; target: string; env?: Record<string, string>; plugins?: PricedPlugin[] }[] = [
   { feature: 'log line', target: 'façade, LOG_LEVEL=warn', env: { LOG_LEVEL: 'warn' } },
-  { feature: 'metrics', target: 'façade without metrics', off: ['metrics'] },
-  { feature: 'abuse limits and the cost rule', target: 'façade without limits', off: ['limits'] },
-  { feature: 'security plugin', target: 'façade without security', off: ['security'] },
+  { feature: 'metrics (the plugin)', target: 'floor + metrics', plugins: ['metrics'] },
+  { feature: 'abuse limits and the cost rule', target: 'floor + limits', plugins: ['limits'] },
+  { feature: 'security plugin', target: 'floor + security', plugins: ['security'] },
   { feature: 'coalescing', target: 'façade, PIM_COALESCE=false', env: { PIM_COALESCE: 'false' } },
   { feature: 'HTTP cache', target: 'façade, PIM_CACHE=false', env: { PIM_CACHE: 'false' } },
 ];

@@ -6,17 +6,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { createApp, type OmittablePlugin } from '../src/app.ts';
+import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServer as createFacadeServer } from '../src/http/server.ts';
 import { createLogger } from '../src/logger.ts';
 import { createFloor } from './floor.ts';
+import { pricedPlugins, type PricedPlugin } from './priced-plugins.ts';
 import { createBenchUpstream, createCollectorStub } from './upstream.ts';
 
 type Kind = 'upstream' | 'collector' | 'facade' | 'floor' | 'variants';
 interface Variant {
+  kind?: 'floor' | 'facade';
   env?: Record<string, string>;
-  off?: OmittablePlugin[];
+  /** Façade plugins the floor runs, to price them. */
+  plugins?: PricedPlugin[];
 }
 const [kind, json = '{}'] = process.argv.slice(2) as [Kind, string?];
 const options = JSON.parse(json) as { upstreamUrl?: string; variants?: Variant[] } & Variant;
@@ -28,21 +31,26 @@ setInterval(sampleRss, 25).unref();
 
 // The façade as `npm start` runs it in production: same node:http server, the real logger on
 // stdout (which the bench points at /dev/null), every other setting at its default.
-function facade({ env, off = [] }: Variant): Server {
+function facade({ env }: Variant): Server {
   const pimBaseUrl = options.upstreamUrl!;
   const config = loadConfig({ NODE_ENV: 'production', PIM_BASE_URL: pimBaseUrl, ...env });
-  const app = createApp({ ...config, pimBaseUrl }, createLogger(config.logLevel), { omit: off });
+  const app = createApp({ ...config, pimBaseUrl }, createLogger(config.logLevel));
   return createFacadeServer(app, config.http);
+}
+
+// As many upstream connections as the façade's default PIM_MAX_CONCURRENCY; plugins configured as in production.
+function floor({ plugins = [] }: Variant): Server {
+  const config = loadConfig({ NODE_ENV: 'production', PIM_BASE_URL: options.upstreamUrl });
+  return createServer(createFloor(options.upstreamUrl!, 16, pricedPlugins(plugins, config)));
 }
 
 const servers: Record<Kind, () => Server[]> = {
   upstream: () => [createServer(createBenchUpstream())],
   collector: () => [createServer(createCollectorStub())],
   facade: () => [facade(options)],
-  // Several façades in one process, one port each: the bill compares them with one heap and one JIT.
-  variants: () => options.variants!.map(facade),
-  // As many upstream connections as the façade's default PIM_MAX_CONCURRENCY.
-  floor: () => [createServer(createFloor(options.upstreamUrl!, 16))],
+  // Several servers in one process, one port each: the bill compares them with one heap and one JIT.
+  variants: () => options.variants!.map((v) => (v.kind === 'floor' ? floor(v) : facade(v))),
+  floor: () => [floor(options)],
 };
 const listening = servers[kind]();
 const servedBy = listening.map(() => 0);

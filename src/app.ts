@@ -15,12 +15,12 @@ import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
-import { corsFor, useSecurity } from './plugins/security.ts';
+import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
 export interface App {
   yoga: YogaServerInstance<object, PimContext>;
-  /** Releases the upstream connection pool. */
+  /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
   close(): Promise<void>;
   /** True when the upstream answered recently and its breaker is closed (may probe it once). */
   ready(): Promise<boolean>;
@@ -30,15 +30,10 @@ export interface App {
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 
-/** Plugins that no setting turns off. */
-export type OmittablePlugin = 'metrics' | 'limits' | 'security';
-
-/** What tests and the bench inject in place of the configured infrastructure. */
+/** What tests inject in place of the configured infrastructure. */
 export interface AppExtras {
   /** Receives the spans instead of the OTLP endpoint. */
   spanExporter?: SpanExporter;
-  /** Bench only: plugins left out to price them in the bill of costs (bench/README.md); never in production. */
-  omit?: readonly OmittablePlugin[];
 }
 
 /**
@@ -46,7 +41,6 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
-  const omit = new Set(extras.omit);
   const persisted = createPersistedDocuments({
     ...config.persistedDocuments,
     apq: config.apq && {
@@ -64,7 +58,6 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     operationNames: persisted.operationNames,
     // Read at scrape time only, when the client below exists.
     upstreamStatus: () => client.status,
-    omitMetrics: omit.has('metrics'),
   });
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
   const graphiqlAssets = config.introspection ? createGraphiQLAssets() : undefined;
@@ -97,7 +90,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     credentials,
     budgetMs: config.budgetMs,
     maxUpstreamCalls: config.maxUpstreamCalls,
+    maxRepresentations: config.maxRepresentations,
     onDedup: observability.onDedup,
+    clientIpHeader: config.clientIpHeader,
   });
   const { introspection, csrfPrevention, serviceSdl } = config;
   const securityOptions = { introspection, csrfPrevention, serviceSdl };
@@ -105,9 +100,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     schema,
     context: requestContext.context,
     plugins: [
-      ...(omit.has('security') ? [] : [useSecurity(securityOptions)]),
+      useSecurity(securityOptions),
+      useCorsVary(config.corsOrigins),
       persisted.plugin,
-      ...(omit.has('limits') ? [] : [useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection })]),
+      useAbuseLimits({ ...config.limits, blockSuggestions: !config.introspection }),
       useDeferStream(),
       requestContext.plugin,
       useHttpCaching({ forwardHeaders: config.forwardHeaders }),

@@ -40,12 +40,19 @@ export const settings = z.object({
   PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
   PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
   PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
-  // Unset: a quarter of PIM_MAX_CONCURRENCY, so at least three other callers always find a connection.
+  // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where loadConfig computes it).
   PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
+  // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
+  // proxy in front overwrites this header; a client could otherwise pick its own share.
+  TRUSTED_CLIENT_IP_HEADER: z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'a header name such as x-real-ip or x-forwarded-for' })
+    .transform((name) => name.toLowerCase())
+    .optional(),
   MAX_PAGE_SIZE: int(1, 100_000).default(200),
   MAX_ID_LENGTH: int(1, 4_096).default(128),
   GRAPHQL_BATCHING: flag.default(false),
-  // Abuse limits, security and resilience (see README "Limits and resilience").
+  // Abuse limits, security and resilience (see docs/operations.md "Limits and resilience").
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(10),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(1_000),
@@ -55,6 +62,8 @@ export const settings = z.object({
   PIM_MAX_CALLS_PER_REQUEST: int(1, 100_000).default(50),
   GRAPHQL_INTROSPECTION: flag.optional(),
   FEDERATION_SDL: flag.optional(),
+  // Entity representations one request may resolve through `_entities`, all its operations together.
+  FEDERATION_MAX_REPRESENTATIONS: int(1, 100_000).default(100),
   GRAPHQL_CSRF_PREVENTION: flag.default(false),
   CORS_ORIGINS: list
     .refine((origins) => !origins.some((o) => o.includes('*')), {
@@ -129,7 +138,6 @@ function toConfig(e: Settings) {
     port: e.PORT,
     /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
-    production: e.NODE_ENV === 'production',
     development: e.NODE_ENV === 'development',
     logLevel: e.LOG_LEVEL,
     /** The part of the service URL before `/pxm`; unset only where the demo is served. */
@@ -148,6 +156,8 @@ function toConfig(e: Settings) {
       // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
       e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
     ),
+    /** Header naming the client's address, set by a trusted proxy: the fair-queue share inside a credential. */
+    clientIpHeader: e.TRUSTED_CLIENT_IP_HEADER,
     maxPageSize: e.MAX_PAGE_SIZE,
     maxIdLength: e.MAX_ID_LENGTH,
     batching: e.GRAPHQL_BATCHING,
@@ -166,6 +176,8 @@ function toConfig(e: Settings) {
     introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
     /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
     serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    /** Entity representations one request may resolve (a gateway's page of references). */
+    maxRepresentations: e.FEDERATION_MAX_REPRESENTATIONS,
     csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
     corsOrigins: e.CORS_ORIGINS,
     http: {

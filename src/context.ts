@@ -12,6 +12,15 @@ export interface PimContext {
   pim: PimApi;
   /** The request's upstream bytes; released once its response is finished. */
   upstreamBytes: ByteAccount;
+  /** Federation entity representations the request may still resolve; `_entities` takes from it. */
+  representations: Allowance;
+}
+
+/** A count one request may spend up to `limit`. */
+export interface Allowance {
+  readonly limit: number;
+  /** Spends `count` and says true, or spends nothing and says false when that would pass the limit. */
+  take(count: number): boolean;
 }
 
 // What decides when a request's bytes stop counting; kept beside its context, one per HTTP request.
@@ -34,8 +43,15 @@ export interface ContextOptions {
   budgetMs: number;
   /** Distinct upstream calls one HTTP request may cause. */
   maxUpstreamCalls: number;
+  /** Entity representations one HTTP request may resolve, all its operations together. */
+  maxRepresentations: number;
   /** Told about each load answered by the request's DataLoader cache (a deduplicated call). */
   onDedup?: ((request: PimRequest) => void) | undefined;
+  /**
+   * Lower-case header a trusted proxy sets to the client's address; calls inside one credential are
+   * then shared fairly between addresses instead of between requests.
+   */
+  clientIpHeader?: string | undefined;
 }
 
 /**
@@ -49,15 +65,24 @@ export function createContextFactory({
   credentials,
   budgetMs,
   maxUpstreamCalls,
+  maxRepresentations,
   onDedup,
+  clientIpHeader,
 }: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
   const contexts = new WeakMap<Request, RequestState>();
+  let requests = 0;
   const context = ({ request }: YogaInitialContext): PimContext => {
     let built = contexts.get(request);
     if (!built) {
       const upstreamBytes = client.openByteAccount();
       // The request id travels upstream so PIM logs can be matched with ours.
-      const headers = { ...credentials.headers(request.headers), 'x-request-id': requestIdOf(request) };
+      const credential = credentials.headers(request.headers);
+      const headers = { ...credential, 'x-request-id': requestIdOf(request) };
+      // Computed once per request: every call of it queues in the same partition and share.
+      const queue = {
+        queueKey: credentials.partition(credential),
+        queueShare: clientAddress(request.headers, clientIpHeader) ?? `request ${++requests}`,
+      };
       const pim = withErrorContract(
         createPimApi({
           client,
@@ -69,14 +94,16 @@ export function createContextFactory({
           bytes: upstreamBytes,
           maxCalls: maxUpstreamCalls,
           onDedup,
+          queue,
         }),
       );
-      built = { pim, upstreamBytes, streams: 0, responded: false };
+      const representations = createAllowance(maxRepresentations);
+      built = { pim, upstreamBytes, representations, streams: 0, responded: false };
       contexts.set(request, built);
       // A client that leaves midway ends its streams too; this also covers one whose iterator is never closed.
       request.signal.addEventListener('abort', () => upstreamBytes.release(), { once: true });
     }
-    return { pim: built.pim, upstreamBytes: built.upstreamBytes };
+    return { pim: built.pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
   };
   // Once the whole response is out, the parsed bodies behind it are garbage: their bytes stop counting.
   const settle = (state: RequestState | undefined) => {
@@ -99,4 +126,15 @@ export function createContextFactory({
     },
   };
   return { context, plugin };
+}
+
+/** The client's address as the nearest trusted proxy saw it: the last entry it wrote into `name`. */
+function clientAddress(headers: Headers, name: string | undefined): string | undefined {
+  const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
+  return last ? `address ${last}` : undefined;
+}
+
+function createAllowance(limit: number): Allowance {
+  let spent = 0;
+  return { limit, take: (count) => spent + count <= limit && ((spent += count), true) };
 }

@@ -39,8 +39,16 @@ function idsOf(args: PimArgs): string {
 
 /**
  * Anything outside the contract reaches clients as Yoga's generic "Unexpected error.", never
- * with a stack (whatever NODE_ENV says); Yoga logs the original on the server.
+ * with a stack (whatever NODE_ENV says); Yoga logs the original on the server. A field ended
+ * because its client went away is left as it is: Yoga logs only what it masks, and the request
+ * log already says once that the client left (nobody reads this answer).
  */
 export const maskError: NonNullable<
   Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
->['maskError'] = (error, message) => yogaMaskError(error, message, false);
+>['maskError'] = (error, message) => (isClientGone(error) ? error : yogaMaskError(error, message, false));
+
+// The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.
+function isClientGone(error: unknown): error is Error {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  return original instanceof DOMException && original.name === 'AbortError';
+}

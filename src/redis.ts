@@ -4,7 +4,7 @@ import { Redis, type RedisOptions } from 'ioredis';
  * Connection options for a `redis://` or `rediss://` URL (user, password, database number, TLS),
  * shared by every part of the service that keeps state in Redis. Keys are prefixed `pim-graphql:`.
  */
-export function redisOptions(url: string): RedisOptions {
+function redisOptions(url: string): RedisOptions {
   const { hostname, port, username, password, pathname, protocol } = new URL(url);
   return {
     host: hostname,

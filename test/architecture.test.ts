@@ -24,12 +24,20 @@ describe('module structure', () => {
     );
   });
 
-  it('keeps the HTTP client folder below GraphQL: src/pim imports neither graphql nor the layers above it', async () => {
-    const above = '^src/(schema|plugins|http|app\\.ts|context\\.ts|errors\\.ts)|^node_modules/graphql/';
-    expect(
-      await violations([
-        { name: 'pim-below-graphql', severity: 'error', from: { path: '^src/pim/' }, to: { path: above } },
-      ]),
-    ).toEqual([]);
+  // Type-only imports count here too: a folder below never names a type of the one above.
+  it.each([
+    [
+      'the HTTP client folder below GraphQL: src/pim imports neither graphql nor the layers above it',
+      '^src/pim/',
+      '^src/(schema|plugins|http|app\\.ts|context\\.ts|errors\\.ts)|^node_modules/graphql/',
+    ],
+    [
+      'the Yoga plugins below what wires them: src/plugins imports neither observability nor the context',
+      '^src/plugins/',
+      '^src/(observability/|context\\.ts|app\\.ts)',
+    ],
+  ])('keeps %s', async (_name, from, above) => {
+    const rule = { name: 'layers', severity: 'error', from: { path: from }, to: { path: above } };
+    expect(await violations([rule])).toEqual([]);
   });
 });

@@ -35,7 +35,6 @@ describe('the bundled demo in production', () => {
 
   it('is served when PIM_DEMO=true says it is wanted', () => {
     expect(loadConfig({ NODE_ENV: 'production', PIM_DEMO: 'true' })).toMatchObject({
-      production: true,
       pimBaseUrl: undefined,
       demo: true,
     });

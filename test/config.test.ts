@@ -92,7 +92,6 @@ describe('loadConfig', () => {
       maxPageSize: 50,
       maxIdLength: 64,
       batching: true,
-      production: true,
     });
   });
 

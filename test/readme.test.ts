@@ -40,7 +40,14 @@ describe('README examples', () => {
 });
 
 describe('documentation links', () => {
-  const documents = ['README.md', 'docs/configuration.md', 'docs/operations.md', 'docs/integration.md', 'bench/README.md', 'src/demo/README.md'];
+  const documents = [
+    'README.md',
+    'docs/configuration.md',
+    'docs/operations.md',
+    'docs/integration.md',
+    'bench/README.md',
+    'src/demo/README.md',
+  ];
   it.each(documents)('%s links only to files in the repository', (document) => {
     const at = new URL(`../${document}`, import.meta.url);
     const targets = [...readFileSync(at, 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!);

@@ -1,7 +1,7 @@
 import type { LocalizedText } from './data.ts';
 
 /** The languages the demo data carries; the first is the fallback. */
-export const LANGUAGES = ['en', 'de'] as const;
+const LANGUAGES = ['en', 'de'] as const;
 /** One of the demo languages. */
 export type Language = (typeof LANGUAGES)[number];
 

@@ -1,7 +1,7 @@
 import { BadRequestError, type Paging } from './envelope.ts';
 
 /** Page size used when the caller sends none; the interface does not name one. */
-export const DEFAULT_PAGE_SIZE = 10;
+const DEFAULT_PAGE_SIZE = 10;
 
 /** Parses an optional non-negative/positive decimal integer parameter, or throws a 400. */
 export function intParam(query: URLSearchParams, name: string, min: number): number | undefined {

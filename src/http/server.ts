@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { answerClientError } from './client-errors.ts';
 
 /** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
@@ -41,7 +42,9 @@ const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 export function createServer(app: ServedApp, options: HttpOptions): FacadeServer {
   const { maxBodyBytes, maxHeaderBytes, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownGraceMs } =
     options;
-  let inFlight = 0;
+  // Responses not yet finished; after shutdown starts, the last one to finish lets it go on.
+  const open = new Set<ServerResponse>();
+  let closing = false;
   let drained: (() => void) | undefined;
 
   const server = createHttpServer(
@@ -53,10 +56,15 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
     },
     (req, res) => {
-      inFlight++;
+      open.add(res);
       res.once('close', () => {
-        if (--inFlight === 0) drained?.();
+        open.delete(res);
+        // A response whose headers went out before shutdown left its connection kept alive: idle now.
+        if (closing) setImmediate(() => server.closeIdleConnections());
+        if (open.size === 0) drained?.();
       });
+      // A client told to close opens no further request here, so none is cut at the end of the grace.
+      if (closing) res.setHeader('connection', 'close');
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
       if (!hostPattern.test(req.headers.host ?? 'localhost')) {
         return void send(res, 400, { errors: [{ message: messages[400] }] }, true);
@@ -73,11 +81,15 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     },
   ) as FacadeServer;
   server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
 
   server.shutdown = async () => {
+    closing = true;
+    for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
+    // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    if (inFlight > 0) {
+    if (open.size > 0) {
       const grace = new Promise<void>((resolve) => setTimeout(resolve, shutdownGraceMs).unref());
       await Promise.race([new Promise<void>((resolve) => (drained = resolve)), grace]);
     }

@@ -40,6 +40,11 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
       labelNames: ['code'] as const,
       registers,
     }),
+    clientDisconnects: new Counter({
+      name: 'graphql_client_disconnects_total',
+      help: 'GraphQL requests whose client went away before their answer was sent.',
+      registers,
+    }),
     upstreamCalls: new Counter({
       name: 'pim_upstream_requests_total',
       help: 'Attempts sent to the PIM REST service, by REST operation and HTTP status (2xx, or the error code when no response came).',
@@ -67,7 +72,7 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
     }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
-      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open, isolated).',
+      help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',
       labelNames: ['state'] as const,
       registers,
       // Read at scrape time, so the gauge can never lag behind the breaker.

@@ -25,23 +25,21 @@ export interface ObservabilityOptions {
   operationNames?: ReadonlySet<string> | undefined;
   /** The client's breaker state, read when /metrics is scraped. */
   upstreamStatus?: () => UpstreamStatus | undefined;
-  /** Bench only (the bill of costs): no metrics plugin, upstream counters or dedup count. */
-  omitMetrics?: boolean | undefined;
 }
 
 export interface Observability {
   metrics: Metrics;
   /** Yoga plugins: /metrics, request log and id, operation spans. */
   plugins: Plugin[];
-  /** The client's innermost layer: upstream metrics and spans per attempt; absent when it has neither. */
-  telemetry: Layer | undefined;
+  /** The client's innermost layer: upstream metrics and spans per attempt. */
+  telemetry: Layer;
   /** Called when the per-request DataLoader answers a load from its cache. */
-  onDedup: ((request: PimRequest) => void) | undefined;
+  onDedup(request: PimRequest): void;
   /** Flushes pending spans. */
   close(): Promise<void>;
 }
 
-/** Wires metrics, logs and traces of one app instance; see the README's Monitoring section. */
+/** Wires metrics, logs and traces of one app instance; see docs/operations.md, Monitoring. */
 export function createObservability({
   logger,
   otlpEndpoint,
@@ -50,7 +48,6 @@ export function createObservability({
   metricsPath,
   operationNames,
   upstreamStatus,
-  omitMetrics,
 }: ObservabilityOptions): Observability {
   const metrics = createMetrics({ upstreamStatus });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
@@ -59,17 +56,15 @@ export function createObservability({
     metrics,
     plugins: [
       useRequestLog({ logger }),
-      ...(omitMetrics ? [] : [useMetrics({ metrics, path: metricsPath, operationNames })]),
+      useMetrics({ metrics, path: metricsPath, operationNames }),
       ...(tracer ? [useTracing({ tracer })] : []),
     ],
-    telemetry:
-      omitMetrics && !tracer
-        ? undefined
-        : createTelemetry({
-            ...(!omitMetrics && { calls: metrics.upstreamCalls, duration: metrics.upstreamDuration }),
-            ...(tracer && { tracer }),
-          }),
-    onDedup: omitMetrics ? undefined : (request) => metrics.dedupHits.inc({ operation: request.operation }),
+    telemetry: createTelemetry({
+      calls: metrics.upstreamCalls,
+      duration: metrics.upstreamDuration,
+      tracer,
+    }),
+    onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
     close: async () => void (await provider?.shutdown()),
   };
 }

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { pimError } from './errors.ts';
-import type { FairQueue, Release } from './fair-queue.ts';
+import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 
 /** What the admission interceptor reads from a call's dispatch options, besides undici's own. */
 export interface AdmissionDispatchOptions {
@@ -8,6 +8,8 @@ export interface AdmissionDispatchOptions {
   deadline: number;
   /** Fair-queue partition; unset, the call's credential partition. */
   queueKey?: string | undefined;
+  /** Share inside the partition (the GraphQL request or client address); unset, the partition is one share. */
+  queueShare?: string | undefined;
 }
 
 export interface AdmissionOptions {
@@ -31,7 +33,9 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
       const deadline = own.deadline ?? Date.now() + requestTimeoutMs;
       const { signal } = own;
       const headers = (opts.headers ?? {}) as Record<string, string>;
-      queue.acquire(own.queueKey ?? keyOf(headers), deadline, signal).then(
+      const partition = own.queueKey ?? keyOf(headers);
+      const key: QueueKey = { partition, share: own.queueShare ?? partition };
+      queue.acquire(key, deadline, signal).then(
         (release) => {
           const left = deadline - Date.now();
           if (left <= 0) return refuse(handler, budgetSpent(), release);

@@ -9,7 +9,7 @@ import type { Answer } from './types.ts';
  * Deepest JSON nesting accepted from the upstream. Real catalog bodies nest a few dozen levels;
  * a few thousand would parse, then break serialising the whole GraphQL response.
  */
-export const MAX_JSON_DEPTH = 512;
+const MAX_JSON_DEPTH = 512;
 
 /**
  * Reads one upstream response: the Answer of a 2xx with a JSON body, else a PimError. Every

@@ -25,10 +25,6 @@ export interface ByteLimitsOptions {
 export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimitsOptions) {
   let held = 0;
   return {
-    /** Bytes held now, over every open account. */
-    get held() {
-      return held;
-    },
     /** Opens the account of one GraphQL request. */
     open(): ByteAccount {
       let used = 0;
@@ -65,5 +61,3 @@ export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimi
     },
   };
 }
-
-export type ByteLimits = ReturnType<typeof createByteLimits>;

@@ -78,9 +78,9 @@ export function createPimClient({
   // compose() wraps outward: the cache answers hits before admission, so hits never queue.
   const dispatcher = cache ? agent.compose(admission, cache.interceptor) : agent.compose(admission);
 
-  const send: Send = async (pimRequest, { headers, signal, deadline, bytes, queueKey }) => {
+  const send: Send = async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
-    const admitted: AdmissionDispatchOptions = { deadline, queueKey };
+    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare };
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,

@@ -16,13 +16,22 @@ export interface UpstreamCredentials {
   names: readonly string[];
   /** The credential headers of one call: the forwarded ones of `incoming`, else the server's key. */
   headers(incoming?: Headers): Record<string, string>;
+  /**
+   * The fair-queue partition of a call with these `headers`: a one-way key of the credential the PIM
+   * authenticates. With a server key that is the `X-API-KEY` sent (the caller's own, else the server's),
+   * whatever else was forwarded; without one, everything forwarded.
+   */
+  partition(headers: Readonly<Record<string, string>>): string;
 }
 
 /** The one place that decides which credential headers go upstream; readiness and requests share it. */
 export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCredentialsOptions): UpstreamCredentials {
   const names = apiKey === undefined ? forwardHeaders : [...new Set([...forwardHeaders, SERVER_KEY_HEADER])];
+  // Other forwarded headers ride along on the server's key: made-up values must not buy more queue shares.
+  const partition = createCredentialKey(apiKey === undefined ? names : [SERVER_KEY_HEADER]);
   return {
     names,
+    partition,
     headers(incoming) {
       const headers: Record<string, string> = apiKey === undefined ? {} : { [SERVER_KEY_HEADER]: apiKey };
       for (const name of forwardHeaders) {
@@ -44,7 +53,8 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
  */
 export function createCredentialKey(names: readonly string[]) {
   const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort();
-  // Header objects are created once per GraphQL request, so each is hashed once.
+  // A request's calls share its header object (coalescing, the answer lookup), so that is hashed once per
+  // request; the copies undici hands the admission and the HTTP cache are hashed once per call.
   const memo = new WeakMap<object, string>();
   return (headers: Readonly<Record<string, string | string[] | undefined>>): string => {
     let key = memo.get(headers);

@@ -4,7 +4,7 @@ import type { ByteAccount } from './byte-limits.ts';
 import type { PimClient } from './client.ts';
 import { PimError } from './errors.ts';
 import { NOT_FRESH } from './freshness.ts';
-import type { Answer, Freshness } from './types.ts';
+import type { Answer, CallOptions, Freshness } from './types.ts';
 
 export interface PimApiOptions {
   client: PimClient;
@@ -21,6 +21,8 @@ export interface PimApiOptions {
   maxCalls: number;
   /** Told about each load the DataLoader answers from its cache instead of a new call. */
   onDedup?: ((request: PimRequest) => void) | undefined;
+  /** Where this request's calls wait for a connection (see CallOptions). */
+  queue?: Pick<CallOptions, 'queueKey' | 'queueShare'> | undefined;
 }
 
 /** The three REST operations as one GraphQL request sees them; each resolves with the answer's body. */
@@ -42,12 +44,13 @@ export function createPimApi({
   bytes,
   maxCalls,
   onDedup,
+  queue,
 }: PimApiOptions): PimApi {
   const loader = new DataLoader<PimRequest, Promise<Answer>, string>(
     // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
     // settles with its own promise, so a fast field (or the first part of a @defer response)
     // never waits for the slowest call of its batch.
-    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline, bytes })),
+    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline, bytes, ...queue })),
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();

@@ -31,11 +31,11 @@ const RETRY_MAX_DELAY_MS = 2_000;
 const faultCodes = new Set<PimErrorCode>(['UPSTREAM_ERROR', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE']);
 const retryStatuses = new Set([429, 502, 503, 504]);
 const resetCodes = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+// No Isolated: only breaker.isolate() enters it, and nothing calls that.
 const breakerStates = {
   [CircuitState.Closed]: 'closed',
   [CircuitState.Open]: 'open',
   [CircuitState.HalfOpen]: 'half-open',
-  [CircuitState.Isolated]: 'isolated',
 } as const;
 
 /** Every state the breaker can report, as metrics label it. */
@@ -133,7 +133,7 @@ export function createResilience({
 
   const status: UpstreamStatus = {
     get breaker() {
-      return breakerStates[breaker.state];
+      return breakerStates[breaker.state as keyof typeof breakerStates];
     },
   };
   return { layers: [breakerLayer, retryLayer], status, close: log.close };

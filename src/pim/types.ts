@@ -29,6 +29,8 @@ export interface CallOptions {
   bytes: ByteAccount;
   /** Fair-queue partition of the call; unset, its credential's. The readiness probe has its own. */
   queueKey?: string | undefined;
+  /** Who shares the partition's slots fairly with whom: the GraphQL request, or the client's address. */
+  queueShare?: string | undefined;
 }
 
 /** Sends one GET and resolves with its Answer, else rejects with a PimError (or the caller's abort reason). */
@@ -39,5 +41,5 @@ export type Layer = (next: Send) => Send;
 
 /** What readiness checks and metrics read about the upstream; never written from outside. */
 export interface UpstreamStatus {
-  readonly breaker: 'closed' | 'open' | 'half-open' | 'isolated';
+  readonly breaker: 'closed' | 'open' | 'half-open';
 }

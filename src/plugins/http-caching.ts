@@ -1,7 +1,7 @@
 import etag from 'etag';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import vary from 'vary';
-import type { PimContext } from '../context.ts';
+import type { PimApi } from '../pim/loaders.ts';
 import type { Freshness } from '../pim/types.ts';
 
 export interface HttpCachingOptions {
@@ -55,7 +55,7 @@ export function useHttpCaching({ forwardHeaders }: HttpCachingOptions): Plugin {
     onExecutionResult({ request, result, setResult, context }) {
       if (!result || isAsyncIterable(result)) return;
       // Yoga's hook types know only its own context; this is the one the context factory extended.
-      const { pim } = context as typeof context & Partial<PimContext>;
+      const { pim } = context as typeof context & { pim?: PimApi };
       const cacheControl = cacheControlFor({
         method: request.method,
         credential: carriesCredential(request.headers),

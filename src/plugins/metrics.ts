@@ -1,9 +1,18 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
-import type { Metrics } from '../observability/metrics.ts';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import { describeOperation, errorsOf, type ResultPart } from './operation.ts';
 
+/** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
+export interface OperationMetrics {
+  registry: Registry;
+  operations: Counter<'operation_type' | 'operation_name'>;
+  operationDuration: Histogram<'operation_type' | 'operation_name'>;
+  errors: Counter<'code'>;
+  clientDisconnects: Counter;
+}
+
 export interface MetricsPluginOptions {
-  metrics: Metrics;
+  metrics: OperationMetrics;
   /** Where Prometheus scrapes; false serves no endpoint. */
   path: string | false;
   /** The only operation names kept as label values (the trusted documents'); absent: the first ones seen. */
@@ -58,7 +67,9 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       };
     },
     // The processed result carries the masked errors, i.e. the codes clients actually see.
-    onResultProcess({ result, setResult }) {
+    onResultProcess({ request, result, setResult }) {
+      // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
+      if (request.signal.aborted) return void metrics.clientDisconnects.inc();
       if (!isAsyncIterable(result)) {
         for (const single of Array.isArray(result) ? result : [result]) countErrors(single);
         return;

@@ -56,7 +56,7 @@ function documentIdOf(params: GraphQLParams, request: Request): string | null {
  * stored only once it has parsed and passed validation (every abuse limit), as it starts to run.
  * Persisted documents are parsed and validated like any other, so every abuse limit still applies.
  */
-export function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOptions): Plugin {
+function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOptions): Plugin {
   const apq = only ? undefined : store;
   const lookup = async (id: string) => {
     const hash = documentHash(id);

@@ -1,8 +1,11 @@
+import { STATUS_CODES } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 
 /**
- * Gives Yoga's bodiless refusals a one-line JSON message, as every other refusal has: 404 for a
- * path that is not the GraphQL endpoint, 415 for a POST without a content type Yoga reads.
+ * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
+ * other refusal has: 404 for a path that is not the GraphQL endpoint, 406 for an `Accept` no
+ * answer can meet, 415 for a POST without a content type Yoga reads, and any other that comes
+ * without a body.
  */
 export function useRefusalMessages(): Plugin {
   let endpoint = '/graphql';
@@ -11,13 +14,9 @@ export function useRefusalMessages(): Plugin {
       endpoint = yoga.graphqlEndpoint;
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
-      if ((response.status !== 404 && response.status !== 415) || response.headers.has('content-type')) return;
-      const type = request.headers.get('content-type')?.split(';')[0]!.trim();
-      const message =
-        response.status === 404
-          ? `Nothing is served here; GraphQL is at ${endpoint}`
-          : `POST ${type ? `with content type ${type}` : 'without a content type'} is not accepted; send application/json`;
-      // The headers other plugins set (request id, CORS) stay.
+      if (response.status < 400 || response.body !== null || response.headers.has('content-type')) return;
+      const message = messageFor(response, request.headers, endpoint);
+      // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
       setResponse(
@@ -25,4 +24,22 @@ export function useRefusalMessages(): Plugin {
       );
     },
   };
+}
+
+function messageFor(response: Response, request: Headers, endpoint: string): string {
+  switch (response.status) {
+    case 404:
+      return `Nothing is served here; GraphQL is at ${endpoint}`;
+    case 406: {
+      // Yoga lists the types it could have answered with in `accept`, each with its charset.
+      const served = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim());
+      return `No answer can be sent as ${request.get('accept')}; accept ${served.filter(Boolean).join(' or ')}`;
+    }
+    case 415: {
+      const type = request.get('content-type')?.split(';')[0]!.trim();
+      return `POST ${type ? `with content type ${type}` : 'without a content type'} is not accepted; send application/json`;
+    }
+    default:
+      return STATUS_CODES[response.status] ?? 'Refused';
+  }
 }

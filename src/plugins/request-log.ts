@@ -20,7 +20,8 @@ export function requestIdOf(request: Request): string {
 
 /**
  * Echoes the request id in the response and, given a logger, writes one JSON line per request:
- * id, method, path, operations, status and duration. Headers are never logged.
+ * id, method, path, operations, status and duration ("client went away", without a status, when
+ * the client disconnected first). Headers are never logged.
  */
 export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}): Plugin {
   const started = new WeakMap<Request, { at: number; path: string; operations: string[] }>();
@@ -40,17 +41,11 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       response.headers.set('x-request-id', reqId);
       const entry = started.get(request);
       if (!log || !entry) return;
-      log.info(
-        {
-          reqId,
-          method: request.method,
-          path: entry.path,
-          operations: entry.operations,
-          status: response.status,
-          durationMs: Math.round(performance.now() - entry.at),
-        },
-        'request completed',
-      );
+      const durationMs = Math.round(performance.now() - entry.at);
+      const fields = { reqId, method: request.method, path: entry.path, operations: entry.operations };
+      // A client that left is an outcome of its own, not an error: no status was sent, one line says so.
+      if (request.signal.aborted) return void log.info({ ...fields, durationMs }, 'client went away');
+      log.info({ ...fields, status: response.status, durationMs }, 'request completed');
     },
   };
 }

@@ -1,6 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import vary from 'vary';
 
 export interface SecurityOptions {
   /** Introspection queries allowed; GraphiQL and suggestions follow the same setting. */
@@ -12,7 +13,7 @@ export interface SecurityOptions {
 }
 
 /** Header the CSRF prevention plugin asks for; Yoga's own GraphiQL sends it. */
-export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+const CSRF_HEADER = 'x-graphql-yoga-csrf';
 
 // What a plain HTML form can POST without a CORS preflight: never a GraphQL request of ours.
 const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
@@ -57,6 +58,21 @@ export function corsFor(origins: readonly string[]): YogaServerOptions<object, o
     const origin = request.headers.get('origin');
     if (!origin || !allowed.has(origin.toLowerCase())) return false;
     return { origin: [origin], methods: ['GET', 'POST'], credentials: false, maxAge: 600 };
+  };
+}
+
+/**
+ * With an allow-list, whether a response carries CORS headers, and which origin they name, depends
+ * on the caller's Origin, on every response (an unlisted or missing Origin gets none): `Vary: Origin`
+ * on all of them keeps a shared cache from handing one origin's answer to another.
+ */
+export function useCorsVary(origins: readonly string[]): Plugin {
+  if (origins.length === 0) return {};
+  return {
+    // Runs after Yoga's CORS hook, which sets (not appends) its own Vary.
+    onResponse({ response }) {
+      response.headers.set('vary', vary.append(response.headers.get('vary') ?? '', 'Origin'));
+    },
   };
 }
 

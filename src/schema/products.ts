@@ -1,25 +1,60 @@
 import { builder } from './builder.ts';
-import { describe, resultDescription } from './arguments.ts';
+import { describe, entityDescription, resultDescription } from './arguments.ts';
+import { ClassificationGroup } from './classifications.ts';
+import { asKeyedEntity } from './representations.ts';
+
+// The search's arguments in groups, because the entities fill some of them in from their keys.
+const catalogArg = builder.args((t) => ({ catalogId: t.id({ required: true, description: describe.catalogId }) }));
+const filterArgs = builder.args((t) => ({
+  classificationId: t.id({ description: `${describe.classificationId} Only products classified in it.` }),
+  classificationGroupClassificationId: t.id({ description: 'Classification identifier of the classification group.' }),
+  classificationGroupId: t.id({ description: 'Classification group identifier: only products in this group.' }),
+}));
+const pageArgs = builder.args((t) => ({
+  languageId: t.string({ description: describe.languageId }),
+  sorting: t.string({
+    description:
+      'Sort property such as productId or statusId, optionally prefixed by + (ascending) or - (descending); no sign is ascending. Several may be comma-separated.',
+  }),
+  page: t.int({ description: describe.page }),
+  pageSize: t.int({ description: describe.pageSize }),
+}));
+const searchDescription = `Searches the products of one catalog, narrowed by classification and ordered by a property. ${resultDescription}`;
 
 builder.queryField('catalogProducts', (t) =>
   t.field({
     type: 'JSON',
-    description: `Searches the products of one catalog, narrowed by classification and ordered by a property. ${resultDescription}`,
-    args: {
-      catalogId: t.arg.id({ required: true, description: 'Catalog identifier.' }),
-      classificationId: t.arg.id({ description: `${describe.classificationId} Only products classified in it.` }),
-      classificationGroupClassificationId: t.arg.id({
-        description: 'Classification identifier of the classification group.',
-      }),
-      classificationGroupId: t.arg.id({ description: 'Classification group identifier: only products in this group.' }),
-      languageId: t.arg.string({ description: describe.languageId }),
-      sorting: t.arg.string({
-        description:
-          'Sort property such as productId or statusId, optionally prefixed by + (ascending) or - (descending); no sign is ascending. Several may be comma-separated.',
-      }),
-      page: t.arg.int({ description: describe.page }),
-      pageSize: t.arg.int({ description: describe.pageSize }),
-    },
+    description: searchDescription,
+    args: { ...catalogArg, ...filterArgs, ...pageArgs },
     resolve: (_, args, { pim }) => pim.searchProducts(args),
+  }),
+);
+
+/** A catalog as an entity; `products` is `catalogProducts` with its id filled in. */
+const Catalog = builder.objectRef<{ catalogId: string }>('Catalog').implement({
+  description: `A catalog of the PIM. ${entityDescription}`,
+  fields: (t) => ({
+    catalogId: t.exposeID('catalogId', { nullable: false, description: describe.catalogId }),
+    products: t.field({
+      type: 'JSON',
+      description: `${searchDescription} The same as \`catalogProducts\` for this catalog.`,
+      args: { ...filterArgs, ...pageArgs },
+      resolve: ({ catalogId }, args, { pim }) => pim.searchProducts({ ...args, catalogId }),
+    }),
+  }),
+});
+asKeyedEntity(Catalog, ['catalogId']);
+
+builder.objectField(ClassificationGroup, 'products', (t) =>
+  t.field({
+    type: 'JSON',
+    description: `${searchDescription} The same as \`catalogProducts\` narrowed to this group (\`classificationGroupClassificationId\` and \`classificationGroupId\` from its key).`,
+    args: { ...catalogArg, ...pageArgs },
+    resolve: (group, args, { pim }) =>
+      pim.searchProducts({
+        ...args,
+        classificationGroupClassificationId: group.classificationId,
+        classificationGroupId: group.classificationGroupId,
+      }),
   }),
 );

@@ -1,4 +1,4 @@
-// Types of the three JSON values the GraphQL fields return: the REST service's bodies, unchanged.
+// Types of the JSON values the GraphQL fields return: the REST service's bodies, unchanged.
 // This module imports nothing, so a frontend may copy it as it is (see docs/integration.md).
 // The interface specifies no body shapes: every field below is OBSERVED (the prodexa PXM
 // documentation's captured answers and the bundled demo), not promised; the façade never checks them.
@@ -93,7 +93,10 @@ export interface CatalogNotFound {
   error: string;
 }
 
-/** The value of each GraphQL field, by field name. */
+/**
+ * The value of each GraphQL field: the root fields by name, the fields of the federation entities
+ * by schema coordinate (`Type.field`); each entity field answers what the root field it names does.
+ */
 export interface CatalogFieldResults {
   /** Paged (`meta.paging` without `sorting`/`links`). */
   catalogProducts: CatalogEnvelope<ProductRecord>;
@@ -101,9 +104,19 @@ export interface CatalogFieldResults {
   classificationGroup: CatalogEnvelope<ClassificationGroupRecord>;
   /** Paged, with `meta.paging.sorting` and `links`. */
   classificationGroups: CatalogEnvelope<ClassificationGroupRecord>;
+  /** `catalogProducts` of this catalog. */
+  'Catalog.products': CatalogEnvelope<ProductRecord>;
+  /** `classificationGroups` of this classification. */
+  'Classification.groups': CatalogEnvelope<ClassificationGroupRecord>;
+  /** `classificationGroup` in this classification. */
+  'Classification.group': CatalogEnvelope<ClassificationGroupRecord>;
+  /** `classificationGroup` of this group. */
+  'ClassificationGroup.group': CatalogEnvelope<ClassificationGroupRecord>;
+  /** `catalogProducts` of this group in the catalog asked for. */
+  'ClassificationGroup.products': CatalogEnvelope<ProductRecord>;
 }
 
-/** The field names of the catalog schema. */
+/** The fields of the catalog schema: root field names and entity field coordinates. */
 export type CatalogField = keyof CatalogFieldResults;
 
 /** True when `value` has the envelope's shape: `status` 200, a `meta` object and a `data` array. */

@@ -23,8 +23,8 @@ function catalogUpstream(req: IncomingMessage, res: ServerResponse) {
 }
 
 /** The façade behind Varnish, counting the GraphQL requests that reach it; `close` stops both. */
-async function startStack(upstreamUrl: string) {
-  const facade = await startFacade(upstreamUrl, { PIM_API_KEY: 'server-key', PIM_CACHE: 'false' });
+async function startStack(upstreamUrl: string, env: Record<string, string> = {}) {
+  const facade = await startFacade(upstreamUrl, { PIM_API_KEY: 'server-key', PIM_CACHE: 'false', ...env });
   const seen = { graphql: 0 };
   facade.server.on('request', (req: IncomingMessage) => void (req.url?.startsWith('/graphql') && seen.graphql++));
   const varnish = await startVarnish(facade.port).catch(async (error: unknown) => {
@@ -124,6 +124,45 @@ describe('behind Varnish', () => {
     expect(askedAgainAfter).toBeLessThan(6_000);
     // Varnish may refetch in the background (grace): the façade's upstream call follows shortly.
     await expect.poll(() => upstream.requests.length, { timeout: 3_000 }).toBe(2);
+  });
+});
+
+describe('behind Varnish, with two CORS origins', () => {
+  let upstream: Upstream;
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    upstream = await startUpstream(catalogUpstream);
+    stack = await startStack(upstream.url, { CORS_ORIGINS: 'https://a.example,https://b.example' });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await upstream?.close();
+  });
+
+  /** GETs one cacheable query through Varnish from `origin` (none: no Origin header); returns what CORS said. */
+  async function getFrom(origin?: string) {
+    const query = encodeURIComponent('{ catalogProducts(catalogId: "CORS") }');
+    const response = await fetch(`${stack.varnish.url}/graphql?query=${query}`, {
+      headers: origin ? { origin } : {},
+    });
+    expect((await response.json()).errors).toBeUndefined();
+    return { allowed: response.headers.get('access-control-allow-origin'), vary: response.headers.get('vary') };
+  }
+
+  it('gives each Origin its own Access-Control-Allow-Origin, whoever filled the cache first', async () => {
+    // A request without Origin fills the cache first, as anyone can.
+    const none = await getFrom();
+    expect(none.allowed).toBeNull();
+    expect(none.vary).toMatch(/\bOrigin\b/);
+    const a = await getFrom('https://a.example');
+    expect(a.allowed).toBe('https://a.example');
+    expect(a.vary).toMatch(/\bOrigin\b/);
+    expect((await getFrom('https://b.example')).allowed).toBe('https://b.example');
+    expect((await getFrom('https://a.example')).allowed).toBe('https://a.example');
+    expect((await getFrom('https://evil.example')).allowed).toBeNull();
+    expect((await getFrom()).allowed).toBeNull();
+    // Each Origin (and no Origin) is stored once: the repeats of a.example and of none come from Varnish.
+    expect(stack.seen.graphql).toBe(4);
   });
 });
 

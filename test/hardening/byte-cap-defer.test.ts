@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -40,21 +40,26 @@ describe('the process byte cap holds for deferred parts', () => {
   });
 
   it('gives the bytes back when the client leaves a deferred response midway', async () => {
-    // The upstream holds its answers until the client has gone, so the bytes are charged after it left.
-    upstream.respond(faults.slowHeaders(300));
+    // The deferred part waits on a call that never ends, after a 700 KB answer beside it was read and charged.
+    upstream.respond((req, res) =>
+      req.url!.includes('/hang/') ? faults.slowHeaders(60_000)(req, res) : faults.oversized(ANSWER_BYTES)(req, res),
+    );
     const controller = new AbortController();
+    const query = '{ ... @defer { big: catalogProducts(catalogId: "big") hang: catalogProducts(catalogId: "hang") } }';
     const response = await fetch(facade.url, {
       method: 'POST',
       headers: multipart,
-      body: JSON.stringify({ query: `{ ... @defer { f0: catalogProducts(catalogId: "left") } }` }),
+      body: JSON.stringify({ query }),
       signal: controller.signal,
     });
-    const reader = response.body!.getReader();
-    await reader.read();
+    await response.body!.getReader().read();
+    const one = async (tag: string) =>
+      tooLarge((await facade.post(`{ f: catalogProducts(catalogId: "${tag}") }`)).text);
+    // While the client stays, its bytes count: one more answer of that size does not fit.
+    let probes = 0;
+    await vi.waitFor(async () => expect(await one(`held-${probes++}`)).toBe(1), { timeout: 5_000, interval: 20 });
     controller.abort();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    upstream.respond(faults.oversized(ANSWER_BYTES));
-    const answer = await facade.post(`{ ${fields('after')} }`);
-    expect(tooLarge(answer.text)).toBe(2);
+    // Once it has gone they count no longer, though its stream never ended.
+    await vi.waitFor(async () => expect(await one(`freed-${probes++}`)).toBe(0), { timeout: 5_000, interval: 20 });
   });
 });

@@ -150,9 +150,8 @@ describe('refused connections and the circuit breaker', () => {
       expect(Date.now() - started).toBeLessThan(500);
       expect(back.requests).toHaveLength(0);
 
-      // Within the half-open delay one probe call goes through, succeeds, and closes the breaker.
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      expect(await codes()).toBeUndefined();
+      // Once the half-open delay has passed, one probe call goes through, succeeds, and closes the breaker.
+      await expect.poll(codes, { timeout: 3_000, interval: 50 }).toBeUndefined();
       expect(back.requests).toHaveLength(1);
       expect(facade.app.upstream.breaker).toBe('closed');
       expect((await fetch(`${facade.origin}/readiness`)).status).toBe(200);

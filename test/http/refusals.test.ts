@@ -2,7 +2,8 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useFacade } from '../helpers/facade.ts';
 
-const fixture = useFacade();
+// Headers must arrive within half a second, so the 408 below comes quickly.
+const fixture = useFacade({ HTTP_HEADERS_TIMEOUT_MS: '500' });
 
 /**
  * Sends raw bytes (fetch would refuse a bad Host or a short body), ending the request when
@@ -85,5 +86,121 @@ describe('refusals Yoga sends without a body', () => {
     expect(response.headers.get('x-request-id')).toBeTruthy();
     expect(await response.json()).toEqual({ errors: [{ message: 'Nothing is served here; GraphQL is at /graphql' }] });
     expect(fixture.upstream.requests).toHaveLength(0);
+  });
+});
+
+/** What one refusal looked like: status, content type, and the message of its JSON body (undefined if none). */
+interface Refusal {
+  status: number;
+  type: string | null;
+  message: unknown;
+}
+
+const messageOf = (text: string): unknown => {
+  try {
+    return JSON.parse(text).errors[0].message;
+  } catch {
+    return undefined;
+  }
+};
+
+async function viaFetch(path: string, init: RequestInit = {}): Promise<Refusal> {
+  const response = await fetch(`${fixture.facade.origin}${path}`, init);
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    message: messageOf(await response.text()),
+  };
+}
+
+/** Sends raw bytes, leaving the request unfinished, and reads whatever the server answers before closing. */
+function viaSocket(bytes: string): Promise<Refusal> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(fixture.facade.port, '127.0.0.1', () => socket.write(bytes));
+    let answer = '';
+    const timer = setTimeout(() => socket.destroy(new Error(`no answer within 5 s to ${bytes.slice(0, 40)}`)), 5_000);
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
+        type: /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1] ?? null,
+        message: messageOf(/\r\ntransfer-encoding: chunked/i.test(head) ? dechunk(body) : body),
+      });
+    });
+  });
+}
+
+/** The payload of a chunked body: each chunk is its size in hex, CRLF, the bytes, CRLF. */
+function dechunk(body: string): string {
+  let payload = '';
+  for (let at = 0; ;) {
+    const end = body.indexOf('\r\n', at);
+    const size = parseInt(body.slice(at, end), 16);
+    if (!(size > 0)) return payload;
+    payload += body.slice(end + 2, end + 2 + size);
+    at = end + 2 + size + 2;
+  }
+}
+
+const query = encodeURIComponent('{ __typename }');
+const json = { 'content-type': 'application/json' };
+const body = JSON.stringify({ query: '{ __typename }' });
+const refusals: Array<[string, number, () => Promise<Refusal>]> = [
+  [
+    'GET with an Accept nothing here is',
+    406,
+    () => viaFetch(`/graphql?query=${query}`, { headers: { accept: 'application/xml' } }),
+  ],
+  [
+    'POST with an Accept nothing here is',
+    406,
+    () => viaFetch('/graphql', { method: 'POST', headers: { ...json, accept: 'text/csv' }, body }),
+  ],
+  ['PUT', 405, () => viaFetch('/graphql', { method: 'PUT', headers: json, body })],
+  ['a mutation over GET', 405, () => viaFetch(`/graphql?query=${encodeURIComponent('mutation { x }')}`)],
+  ['POST without a content type', 415, () => viaFetch('/graphql', { method: 'POST', body })],
+  [
+    'POST as a form',
+    415,
+    () => viaFetch('/graphql', { method: 'POST', headers: { 'content-type': 'text/plain' }, body }),
+  ],
+  ['a path that is not served', 404, () => viaFetch('/nothing')],
+  ['GET without a query', 400, () => viaFetch('/graphql')],
+  ['POST with invalid JSON', 400, () => viaFetch('/graphql', { method: 'POST', headers: json, body: '{' })],
+  ['a Host that is not a host', 400, () => viaSocket('GET /health HTTP/1.1\r\nHost: a b\r\n\r\n')],
+  ['a chunked body', 411, () => viaSocket('POST /graphql HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n')],
+  [
+    'a body past the limit',
+    413,
+    () => viaSocket('POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n'),
+  ],
+  [
+    'a head past the limit',
+    431,
+    () => viaSocket(`GET /graphql HTTP/1.1\r\nHost: a\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`),
+  ],
+  ['a request line that is not HTTP', 400, () => viaSocket('NOT HTTP AT ALL\r\n\r\n')],
+  ['a header line that is not a header', 400, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\nNo Colon\r\n\r\n')],
+  ['headers too slow', 408, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\n')],
+];
+
+describe('every refusal says what to send instead', () => {
+  it.each(refusals)('%s: %i with a JSON message', async (_name, status, send) => {
+    const refusal = await send();
+    expect(refusal.status).toBe(status);
+    expect(refusal.type).toMatch(/^application\/json/);
+    expect(refusal.message).toEqual(expect.stringMatching(/\w+ \w+/));
+  });
+});
+
+describe('406', () => {
+  it('names the Accept it cannot meet and the types it can send', async () => {
+    const refusal = await viaFetch(`/graphql?query=${query}`, { headers: { accept: 'application/xml' } });
+    expect(refusal.message).toBe(
+      'No answer can be sent as application/xml; accept text/event-stream or multipart/mixed or application/graphql-response+json or application/json',
+    );
   });
 });

@@ -32,7 +32,7 @@ describe('admission when the dispatch throws', () => {
     })(opts(), handler);
     expect(await error).toBe(boom);
     expect(events).toEqual(['start', 'error']);
-    const release = await queue.acquire('caller', Date.now() + 100);
+    const release = await queue.acquire({ partition: 'caller', share: 'caller' }, Date.now() + 100);
     release();
   }, 5_000);
 
@@ -52,7 +52,7 @@ describe('admission when the dispatch throws', () => {
     })(opts(), throwing);
     expect((await error).message).toBe('handler broke');
     expect(events).toEqual(['start', 'error']);
-    const release = await queue.acquire('caller', Date.now() + 100);
+    const release = await queue.acquire({ partition: 'caller', share: 'caller' }, Date.now() + 100);
     release();
   }, 5_000);
 });

@@ -1,0 +1,31 @@
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+// What node:http refuses before any handler runs, by its error code; anything else is malformed HTTP.
+const refusals: Record<string, [status: number, message: string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'The request head is too large; send fewer or shorter headers'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'The chunk extensions are too large; send the body without them'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request did not arrive in time; send it whole, without pauses'],
+};
+const malformed: [number, string] = [400, 'The request is not valid HTTP/1.1'];
+
+/**
+ * node:http's `clientError` listener: the refusal Node itself would send (400, 408, 413, 431),
+ * with a one-line JSON message like every other refusal, then the connection closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // As Node's own handler: nothing for a peer that is gone, nor into a response already under way.
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) return void socket.destroy();
+  const [status, message] = refusals[error.code ?? ''] ?? malformed;
+  const body = JSON.stringify({ errors: [{ message }] });
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'cache-control: no-store',
+    'connection: close',
+  ];
+  // The parser cannot go on after this: the rest of the connection is discarded once the answer is out.
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
+}

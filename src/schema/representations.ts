@@ -1,0 +1,89 @@
+import { GraphQLError, getNamedType, isUnionType, type GraphQLSchema } from 'graphql';
+import type { ObjectRef } from '@pothos/core';
+import type { Context } from '../context.ts';
+import { builder } from './builder.ts';
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/**
+ * Makes `ref` an entity keyed by `keys` (`@key(fields: "<keys, space-separated>")`), whose reference
+ * resolves to its checked key alone.
+ */
+export function asKeyedEntity<const Key extends string>(
+  ref: ObjectRef<Types, Record<Key, string>>,
+  keys: readonly Key[],
+): void {
+  builder.asEntity(ref, {
+    // The selection's template type spells the key out; the string is the same keys, joined.
+    key: builder.selection<Record<Key, string>>(keys.join(' ') as never),
+    resolveReference: (representation) => keyOf(ref.name, keys, representation),
+  });
+}
+
+/**
+ * The key of one entity representation, its ids coerced as ID arguments are (a string, or an
+ * integer as its digits). Only the key is kept: a reference costs no upstream call, and the fields
+ * selected on it check the ids (length, characters) as their arguments, before anything is sent.
+ *
+ * @throws GraphQLError (BAD_USER_INPUT) when a key field is missing or not an ID
+ */
+function keyOf<const Key extends string>(
+  typename: string,
+  keys: readonly Key[],
+  representation: Record<string, unknown>,
+): Record<Key, string> {
+  const key = {} as Record<Key, string>;
+  for (const name of keys) {
+    const value = representation[name];
+    if ((typeof value !== 'string' || value === '') && !Number.isInteger(value)) {
+      throw badInput(`A ${typename} representation needs "${name}" as a non-empty ID string`);
+    }
+    key[name] = String(value);
+  }
+  return key;
+}
+
+/**
+ * Checks `_entities` before any reference resolves. Its representations count against the
+ * request's allowance (FEDERATION_MAX_REPRESENTATIONS), all operations of the request together;
+ * a batch past it is refused whole. A representation that is not an object naming one of this
+ * subgraph's entity types fails alone, at its own path, while the others in the batch resolve
+ * (Apollo's resolver, which Pothos installs, would throw for the whole batch, masked as unexpected).
+ */
+export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
+  const field = schema.getQueryType()?.getFields()._entities;
+  const union = field && getNamedType(field.type);
+  if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
+  const resolve = field.resolve;
+  const entityTypes = union.getTypes().map((type) => type.name);
+  field.resolve = (source, args: { representations: unknown[] }, context: Context, info) => {
+    const { representations } = args;
+    if (!context.representations.take(representations.length)) {
+      const { limit } = context.representations;
+      throw badInput(
+        `${representations.length} more entity representations would pass the limit of ${limit} per request; split the batch`,
+      );
+    }
+    return representations.map((representation, index) => {
+      // A list item that is an Error becomes null with that error at the item's path.
+      try {
+        // JSON gives no way to put a __typename on anything but an object.
+        const typename = (representation as { __typename?: unknown } | null)?.__typename;
+        if (!isOneOf(typename, entityTypes)) {
+          throw badInput(
+            `Representation ${index} must be an object whose __typename is one of ${entityTypes.join(', ')}`,
+          );
+        }
+        return (resolve(source, { representations: [representation] }, context, info) as unknown[])[0];
+      } catch (error) {
+        return error;
+      }
+    });
+  };
+  return schema;
+}
+
+const isOneOf = (value: unknown, names: readonly string[]): boolean =>
+  typeof value === 'string' && names.includes(value);
+
+const badInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
