@@ -8,7 +8,8 @@ import { maskError } from './errors.ts';
 import { createObservability } from './observability/setup.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
-import { createUpstreamCredentials } from './pim/credential.ts';
+import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.ts';
+import { createUpstreamFaults } from './pim/upstream-faults.ts';
 import type { UpstreamStatus } from './pim/types.ts';
 import { createReadiness } from './http/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
@@ -17,6 +18,7 @@ import { createPersistedDocuments } from './plugins/persisted.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
+import { throttled } from './redis.ts';
 
 export interface App {
   yoga: YogaServerInstance<object, PimContext>;
@@ -41,12 +43,18 @@ export interface AppExtras {
  * Serve it with http/server.ts, which enforces the request body limit.
  */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, extras: AppExtras = {}): App {
+  // Each Redis failure is counted; the warn line comes at most once per interval, since Redis being
+  // away fails every command. Called only once the app exists, so `observability` is set by then.
+  const redisFailed = (store: 'cache' | 'apq', message: string) => {
+    const warn = throttled((error: Error) => logger?.warn({ err: error.message }, message), 10_000);
+    return (error: Error) => (observability.metrics.redisFailures.inc({ store }), warn(error));
+  };
   const persisted = createPersistedDocuments({
     ...config.persistedDocuments,
     apq: config.apq && {
       ...config.apq,
       maxDocumentBytes: config.http.maxBodyBytes,
-      onError: (error) => logger?.warn({ err: error.message }, 'APQ document store failed; answering as a miss'),
+      onError: redisFailed('apq', 'APQ document store failed; answering as a miss'),
     },
   });
   const observability = createObservability({
@@ -62,6 +70,14 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
   const graphiqlAssets = config.introspection ? createGraphiQLAssets() : undefined;
   const credentials = createUpstreamCredentials({ forwardHeaders: config.forwardHeaders, apiKey: config.pimApiKey });
+  const faults = createUpstreamFaults({
+    serverKey: config.pimApiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: config.pimApiKey },
+    credentialNames: credentials.names,
+    logger,
+    intervalMs: 10_000,
+    onFault: (fault) => observability.metrics.upstreamFaults.inc({ fault }),
+  });
+  const { telemetry } = observability;
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -72,9 +88,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     coalesce: config.coalesce,
     cache: config.cache && {
       ...config.cache,
-      onError: (error) => logger?.warn({ err: error.message }, 'Response cache failed; answering from the upstream'),
+      onError: redisFailed('cache', 'Response cache failed; answering from the upstream'),
     },
-    telemetry: observability.telemetry,
+    // Inside the retries, outside the per-attempt telemetry: each attempt's answer is judged once.
+    telemetry: telemetry ? (next) => faults.layer(telemetry(next)) : faults.layer,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     byteLimits: config.upstreamByteLimits,
     resilience: {
@@ -125,7 +142,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const { registry } = observability.metrics;
   return {
     yoga,
-    close: async () => void (await Promise.all([client.close(), observability.close(), persisted.close()])),
+    close: async () =>
+      void (faults.close(), await Promise.all([client.close(), observability.close(), persisted.close()])),
     ready: createReadiness({ client, limits, headers: credentials.headers(), maxAgeMs: config.readinessMaxAgeMs }),
     upstream: client.status,
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

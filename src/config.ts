@@ -104,6 +104,8 @@ export const settings = z.object({
   PERSISTED_DOCUMENTS_PATH: z.string().min(1).optional(),
   PERSISTED_DOCUMENTS_ONLY: flag.default(false),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
+  // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
+  REDIS_TIMEOUT_MS: int(1, 60_000).default(200),
 });
 
 export type Settings = z.output<typeof settings>;
@@ -213,16 +215,21 @@ function toConfig(e: Settings) {
       maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
       maxEntryBytes: e.PIM_MAX_BODY_BYTES,
       redisUrl: e.REDIS_URL,
+      redisTimeoutMs: redisTimeoutMs(e),
     },
     apq: e.GRAPHQL_APQ && {
       maxDocuments: e.APQ_MAX_DOCUMENTS,
       maxBytes: e.APQ_MAX_BYTES,
       ttlMs: e.APQ_TTL_S * 1_000,
       redisUrl: e.REDIS_URL,
+      redisTimeoutMs: redisTimeoutMs(e),
     },
     persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
 }
+
+// A Redis miss must leave the request most of its budget for the upstream call it then makes.
+const redisTimeoutMs = (e: Settings) => Math.max(1, Math.min(e.REDIS_TIMEOUT_MS, Math.floor(e.GRAPHQL_BUDGET_MS / 2)));
 
 /** Settings each valid alone whose combination would quietly do what nobody meant. */
 function unsafeCombination(e: Settings): string | undefined {

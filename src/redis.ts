@@ -1,3 +1,4 @@
+import { circuitBreaker, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap } from 'cockatiel';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -47,4 +48,24 @@ export function throttled(report: (error: Error) => void, intervalMs: number): (
     reportedAt = Date.now();
     report(error);
   };
+}
+
+// Consecutive failed commands after which Redis is left alone for a while, and for how long: a
+// frozen Redis then costs requests nothing, and writes stop piling up behind its silent socket.
+const PAUSE_AFTER_FAILURES = 5;
+const PAUSE_MS = 1_000;
+
+/**
+ * Bounds the wait for each reply to `ms`: a Redis that is connected but silent (busy, stopped, a
+ * partition dropping packets) breaks no connection, so without a bound every caller waits on it.
+ * Past the bound the command rejects (a miss, a skipped write); a late reply is ignored. After a few
+ * failures in a row commands fail at once for a second, then one is tried again. Only our own
+ * commands are bound, not ioredis' handshake, so a slow Redis never has its connection dropped.
+ */
+export function replyWithin(ms: number): <T>(command: () => Promise<T>) => Promise<T> {
+  const policy = wrap(
+    circuitBreaker(handleAll, { halfOpenAfter: PAUSE_MS, breaker: new ConsecutiveBreaker(PAUSE_AFTER_FAILURES) }),
+    timeout(ms, TimeoutStrategy.Aggressive),
+  );
+  return (command) => policy.execute(() => command());
 }

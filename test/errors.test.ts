@@ -31,7 +31,8 @@ const table: Array<[string, UpstreamHandler, string, number | undefined, string 
     /rejected/,
   ],
   ['422', reply(422, '{}'), 'UPSTREAM_BAD_REQUEST', 422, /rejected/],
-  ['401 empty', reply(401, ''), 'UNAUTHENTICATED', 401, /credentials/],
+  // The caller sent no key, so the key refused is the server's own (PIM_API_KEY).
+  ['401 to the server key', reply(401, ''), 'SERVER_CREDENTIALS_REJECTED', 401, /own credentials/],
   ['403', reply(403, '{"error":"forbidden"}'), 'FORBIDDEN', 403, /credentials/],
   ['429', reply(429, ''), 'UPSTREAM_RATE_LIMITED', 429, /rate limiting/],
   ['500 with a stack trace', reply(500, internals, 'text/plain'), 'UPSTREAM_ERROR', 500, /failed/],

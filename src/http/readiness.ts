@@ -1,6 +1,7 @@
 import type { PimClient } from '../pim/client.ts';
 import { buildRequest, type InputLimits } from '../pim/endpoints.ts';
 import { isUpstreamAnswer, PimError } from '../pim/errors.ts';
+import { isFaultyAnswer } from '../pim/upstream-faults.ts';
 
 export interface ReadinessOptions {
   client: PimClient;
@@ -13,22 +14,31 @@ export interface ReadinessOptions {
 
 // A probe slower than this says "not ready" as clearly as a failure does.
 const PROBE_TIMEOUT_MS = 2_000;
+// Readiness answers by then whatever the probe does (Kubernetes' default probe timeout is 1 s); a
+// probe still running goes on, and its outcome answers the next check.
+const ANSWER_WITHIN_MS = 900;
 // Its own fair-queue partition (no credential key is spelt so): traffic of any caller never queues ahead of it.
 const PROBE_QUEUE_KEY = 'readiness-probe';
 
 /**
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
- * `maxAgeMs`. Traffic is no evidence, since the HTTP cache may have answered it; so at most one
- * cheap probe per `maxAgeMs` asks the upstream past the cache. A 404 for its made-up id is an answer too.
+ * `maxAgeMs`; a refused server key or a 2xx that is not JSON is no answer. Traffic is no evidence,
+ * since the HTTP cache may have answered it; so at most one cheap probe per `maxAgeMs` asks the
+ * upstream past the cache. A 404 for its made-up id is an answer too.
  * The probe goes through the breaker: while it is open the probe fails fast, and once its half-open
  * delay has passed the probe is the one call it lets through, so readiness recovers with no traffic.
+ * A half-open breaker holds every other call until its probe call ends, so no check waits for the
+ * probe longer than `ANSWER_WITHIN_MS`, and checks share the one probe in flight. While a probe is
+ * still running, an answer to the one before counts for one probe time longer: a slow probe alone
+ * does not turn a ready replica away.
  */
 export function createReadiness({ client, limits, headers, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
   const probe = buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
-  const probeHeaders = { ...headers, 'cache-control': 'no-cache' };
+  // no-store keeps the probe out of the HTTP cache altogether: readiness never waits on its store (Redis).
+  const probeHeaders = { ...headers, 'cache-control': 'no-cache, no-store' };
   let answeredAt = -Infinity;
-  return async () => {
-    if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
+  let inFlight: Promise<boolean> | undefined;
+  const ask = async () => {
     const bytes = client.openByteAccount();
     const answered = await client
       .get(probe, {
@@ -39,10 +49,19 @@ export function createReadiness({ client, limits, headers, maxAgeMs }: Readiness
       })
       .then(
         () => true,
-        (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status),
+        (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error),
       );
     bytes.release();
     if (answered) answeredAt = Date.now();
+    return answered;
+  };
+  return async () => {
+    if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
+    inFlight ??= ask().finally(() => (inFlight = undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'running'>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, 'running')));
+    const outcome = await Promise.race([inFlight, late]).finally(() => clearTimeout(timer));
+    const answered = outcome === 'running' ? Date.now() - answeredAt <= maxAgeMs + PROBE_TIMEOUT_MS : outcome;
     return answered && client.status.breaker === 'closed';
   };
 }

@@ -70,6 +70,18 @@ export function createMetrics({ upstreamStatus }: MetricsOptions = {}) {
       labelNames: ['operation'] as const,
       registers,
     }),
+    upstreamFaults: new Counter({
+      name: 'pim_upstream_faults_total',
+      help: 'Upstream answers that reveal a configuration or outage fault: the server key refused (server_key_refused), a 2xx that is not JSON (not_json).',
+      labelNames: ['fault'] as const,
+      registers,
+    }),
+    redisFailures: new Counter({
+      name: 'redis_command_failures_total',
+      help: 'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq).',
+      labelNames: ['store'] as const,
+      registers,
+    }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
       help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',

@@ -1,5 +1,5 @@
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
-import { closeRedis, createRedis, throttled } from '../redis.ts';
+import { closeRedis, createRedis } from '../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, GetResult } from './cache-store.ts';
 import type { Answer } from './types.ts';
@@ -20,7 +20,9 @@ export interface ResponseCacheOptions {
   maxBytes: number;
   /** Largest body stored. */
   maxEntryBytes: number;
-  /** Told about Redis failures, at most once per 10 s; the call then goes on as a cache miss. */
+  /** Longest wait for one Redis reply; a lookup that takes longer is a miss, a write is skipped. */
+  redisTimeoutMs: number;
+  /** Told about each Redis failure; the call then goes on as a cache miss. */
   onError: (error: Error) => void;
 }
 
@@ -45,11 +47,10 @@ export interface ResponseCache {
  * `no-store`, over a store partitioned per credential so one caller never sees another's answer.
  */
 export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
-  const { credentialKey, defaultTtlMs, redisUrl, maxBytes, maxEntryBytes } = options;
-  const report = throttled(options.onError, 10_000);
-  const redis = redisUrl ? createRedis(redisUrl, report) : undefined;
+  const { credentialKey, defaultTtlMs, redisUrl, maxBytes, maxEntryBytes, onError } = options;
+  const redis = redisUrl ? createRedis(redisUrl, onError) : undefined;
   const inner = redis
-    ? createRedisCacheStore({ redis, maxEntryBytes, onError: report })
+    ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
     : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });
   const answers = createAnswerStore({ maxBytes });
   const interceptor = interceptors.cache({

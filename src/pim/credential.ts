@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /** The header that carries the server's own key (PIM_API_KEY) upstream. */
-const SERVER_KEY_HEADER = 'x-api-key';
+export const SERVER_KEY_HEADER = 'x-api-key';
 
 export interface UpstreamCredentialsOptions {
   /** Lower-case names of incoming headers passed on to the PIM. */

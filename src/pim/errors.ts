@@ -7,6 +7,7 @@ export type PimErrorCode =
   | 'NOT_FOUND'
   | 'UPSTREAM_BAD_REQUEST'
   | 'UNAUTHENTICATED'
+  | 'SERVER_CREDENTIALS_REJECTED'
   | 'FORBIDDEN'
   | 'UPSTREAM_RATE_LIMITED'
   | 'UPSTREAM_ERROR'
@@ -56,6 +57,8 @@ const messageByCode: Record<PimErrorCode, string> = {
   NOT_FOUND: 'Not found',
   UPSTREAM_BAD_REQUEST: 'The catalog service rejected the request',
   UNAUTHENTICATED: 'The catalog service requires valid credentials',
+  SERVER_CREDENTIALS_REJECTED:
+    "The catalog service refused this service's own credentials: a server configuration fault, not the caller's",
   FORBIDDEN: 'The credentials may not read this resource',
   UPSTREAM_RATE_LIMITED: 'The catalog service is rate limiting requests',
   UPSTREAM_ERROR: 'The catalog service failed',

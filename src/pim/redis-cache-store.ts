@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
+import { replyWithin } from '../redis.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 
 export interface RedisCacheStoreOptions {
@@ -8,6 +9,8 @@ export interface RedisCacheStoreOptions {
   redis: Redis;
   /** Largest body kept; a bigger answer still reaches the caller, it is just not stored. */
   maxEntryBytes: number;
+  /** Longest wait for a reply: a slower lookup is a miss, a slower write is given up. */
+  replyTimeoutMs: number;
   /** Told about each failed command; a failed lookup is a miss, a failed write stores nothing. */
   onError: (error: Error) => void;
 }
@@ -22,12 +25,18 @@ interface StoredMeta extends Omit<CacheValue, 'vary'> {
  * origin and path (query and credential partition included), whose fields are the `Vary`
  * variants. A lookup is one HGETALL whatever else Redis holds, and an id is never a pattern.
  */
-export function createRedisCacheStore({ redis, maxEntryBytes, onError }: RedisCacheStoreOptions): CacheStore {
+export function createRedisCacheStore({
+  redis,
+  maxEntryBytes,
+  replyTimeoutMs,
+  onError,
+}: RedisCacheStoreOptions): CacheStore {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
+  const bounded = replyWithin(replyTimeoutMs);
   return {
     async get(key) {
       try {
-        const variants = await redis.hgetallBuffer(redisKey(key));
+        const variants = await bounded(() => redis.hgetallBuffer(redisKey(key)));
         return findVariant(key, variants, (field) => void redis.hdel(redisKey(key), field).catch(fail));
       } catch (error) {
         fail(error);
@@ -47,14 +56,14 @@ export function createRedisCacheStore({ redis, maxEntryBytes, onError }: RedisCa
         },
         final(callback) {
           // A failed write is reported, not raised: the caller already has its answer.
-          save(redis, key, value, Buffer.concat(chunks))
+          bounded(() => save(redis, key, value, Buffer.concat(chunks)))
             .catch(fail)
             .finally(() => callback());
         },
       });
     },
     async delete(key) {
-      await redis.del(redisKey(key)).catch(fail);
+      await bounded(() => redis.del(redisKey(key))).catch(fail);
     },
   };
 }

@@ -94,3 +94,46 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
     },
   };
 }
+
+/**
+ * The log lines of upstream faults that are configuration or outage rather than one caller's: the
+ * server's own key refused, and 2xx answers that are not JSON (a maintenance page, a proxy's page).
+ */
+export function createFaultLog(logger: StateLogger | undefined, intervalMs: number) {
+  const keyLog = createStateLog<'refused' | 'accepted'>({
+    logger,
+    intervalMs,
+    initial: 'accepted',
+    lines: {
+      refused: {
+        level: 'warn',
+        message:
+          'Upstream refuses the server key (PIM_API_KEY, HTTP 401): keyless calls fail with SERVER_CREDENTIALS_REJECTED',
+      },
+      accepted: { level: 'info', message: 'Upstream accepts the server key again' },
+    },
+  });
+  const bodyLog = createStateLog<'not-json' | 'json'>({
+    logger,
+    intervalMs,
+    initial: 'json',
+    lines: {
+      'not-json': {
+        level: 'warn',
+        message:
+          'Upstream answers 2xx with a body that is not JSON (a maintenance or proxy page?): calls fail with UPSTREAM_ERROR',
+      },
+      json: { level: 'info', message: 'Upstream answers JSON again' },
+    },
+  });
+  return {
+    keyRefused: () => keyLog.set('refused'),
+    keyAccepted: () => keyLog.set('accepted'),
+    notJson: (status: number | undefined) => bodyLog.set('not-json', { status }),
+    json: () => bodyLog.set('json'),
+    close() {
+      keyLog.close();
+      bodyLog.close();
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { closeRedis, createRedis, throttled } from '../redis.ts';
+import { closeRedis, createRedis, replyWithin } from '../redis.ts';
 
 /** Where automatic persisted queries keep documents by their SHA-256 (hex); a failure is a miss. */
 export interface DocumentStore {
@@ -12,7 +12,7 @@ export interface DocumentStore {
 export interface DocumentStoreOptions {
   /** Documents kept; in memory the least recently used goes first, in Redis the oldest stored. */
   maxDocuments: number;
-  /** UTF-8 bytes of all documents kept in memory. */
+  /** UTF-8 bytes of all documents kept, in memory or in Redis. */
   maxBytes: number;
   /** A larger document is never stored (it is still executed); absent: `maxBytes` bounds it. */
   maxDocumentBytes?: number | undefined;
@@ -20,7 +20,9 @@ export interface DocumentStoreOptions {
   ttlMs: number;
   /** With a `redis://` URL, documents live in Redis, shared by every replica using it. */
   redisUrl: string | undefined;
-  /** Told about Redis failures; the lookup then counts as a miss. */
+  /** Longest wait for one Redis reply; a lookup that takes longer is a miss, a registration is skipped. */
+  redisTimeoutMs: number;
+  /** Told about each Redis failure; the lookup then counts as a miss. */
   onError: (error: Error) => void;
 }
 
@@ -46,51 +48,63 @@ function createMemoryStore({ maxDocuments, maxBytes, maxDocumentBytes, ttlMs }: 
 
 // Below the `pim-graphql:` prefix every Redis key of the service has.
 const keyPrefix = 'apq:';
-// A sorted set of the stored hashes by the time they were stored, shared by every replica.
-const indexKey = 'apq-index';
+// Shared by every replica: the stored hashes by the time they were stored, their sizes, and the sizes' sum.
+const indexKeys = ['apq-index', 'apq-sizes', 'apq-bytes'];
 
-// One atomic round trip: stores the document, then deletes the oldest ones past the bound.
-// KEYS: the document's key, the index; ARGV: hash, document, TTL in ms, most documents kept.
+// One atomic round trip: stores the document, then deletes the oldest documents (never anything
+// else) until both bounds hold. Lua's # counts bytes, as Buffer.byteLength does.
+// KEYS: the document's key, the index, the sizes, the sum; ARGV: hash, document, TTL in ms, most documents, most bytes.
 const storeScript = `
 local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
+local ttl = tonumber(ARGV[3])
 local time = redis.call('TIME')
 local now = time[1] * 1000 + math.floor(time[2] / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-redis.call('ZADD', KEYS[2], now, ARGV[1])
-local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
-if over > 0 then
-  for _, hash in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do redis.call('DEL', prefix .. hash) end
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
+local function forget(hash)
+  local size = tonumber(redis.call('HGET', KEYS[3], hash) or '0')
+  redis.call('ZREM', KEYS[2], hash)
+  redis.call('HDEL', KEYS[3], hash)
+  redis.call('DEL', prefix .. hash)
+  return tonumber(redis.call('DECRBY', KEYS[4], size))
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+for _, hash in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl)) do forget(hash) end
+forget(ARGV[1])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], #ARGV[2])
+local total = tonumber(redis.call('INCRBY', KEYS[4], #ARGV[2]))
+while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[4]) or total > tonumber(ARGV[5]) do
+  total = forget(redis.call('ZRANGE', KEYS[2], 0, 0)[1])
+end
+for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
 `;
 
 function createRedisStore({
   redisUrl,
+  redisTimeoutMs,
   maxDocuments,
   maxDocumentBytes,
   maxBytes,
   ttlMs,
   onError,
 }: DocumentStoreOptions & { redisUrl: string }): DocumentStore {
-  const report = throttled(onError, 10_000);
-  const redis = createRedis(redisUrl, report);
+  const redis = createRedis(redisUrl, onError);
+  const bounded = replyWithin(redisTimeoutMs);
   // defineCommand sends the script by its SHA once Redis knows it.
-  redis.defineCommand('storeApq', { numberOfKeys: 2, lua: storeScript });
+  redis.defineCommand('storeApq', { numberOfKeys: 1 + indexKeys.length, lua: storeScript });
   const store = (redis as typeof redis & { storeApq(...args: Array<string | number>): Promise<unknown> }).storeApq;
   return {
     async get(hash) {
       try {
-        return (await redis.get(keyPrefix + hash)) ?? undefined;
+        return (await bounded(() => redis.get(keyPrefix + hash))) ?? undefined;
       } catch (error) {
-        report(error as Error);
+        onError(error as Error);
         return undefined;
       }
     },
     async set(hash, document) {
       if (Buffer.byteLength(document) > Math.min(maxDocumentBytes ?? maxBytes, maxBytes)) return;
-      await store.call(redis, keyPrefix + hash, indexKey, hash, document, ttlMs, maxDocuments).catch(report);
+      const args = [hash, document, ttlMs, maxDocuments, maxBytes];
+      await bounded(() => store.call(redis, keyPrefix + hash, ...indexKeys, ...args)).catch(onError);
     },
     close: () => closeRedis(redis),
   };

@@ -1,0 +1,75 @@
+import { isUpstreamAnswer, pimError, PimError } from './errors.ts';
+import type { Layer } from './types.ts';
+import { createFaultLog, type StateLogger } from './upstream-log.ts';
+
+/** Faults of configuration or outage that an answer reveals, as metrics label them. */
+export type UpstreamFault = 'server_key_refused' | 'not_json';
+
+export interface UpstreamFaultsOptions {
+  /** The header and value of the server's own key (PIM_API_KEY); undefined when none is set. */
+  serverKey: { header: string; value: string } | undefined;
+  /** Lower-case names of every credential header a call may carry. */
+  credentialNames: readonly string[];
+  logger: StateLogger | undefined;
+  /** At most one line per this many ms for each fault. */
+  intervalMs: number;
+  /** Told about each call that revealed a fault. */
+  onFault: (fault: UpstreamFault) => void;
+}
+
+// A 2xx whose body could not be read as the JSON envelope: the PIM did not answer the request at all.
+const isNotJson = (error: PimError) =>
+  error.code === 'UPSTREAM_ERROR' && error.status !== undefined && error.status >= 200 && error.status < 300;
+
+/**
+ * True for an upstream answer that says nothing good about the PIM serving: the server key
+ * refused, or a 2xx that is not JSON. Readiness counts these as failures, not as answers.
+ */
+export function isFaultyAnswer(error: unknown): boolean {
+  return error instanceof PimError && (error.code === 'SERVER_CREDENTIALS_REJECTED' || isNotJson(error));
+}
+
+/**
+ * A client layer that tells configuration and outage faults apart from one caller's failures: a
+ * 401 to a call carrying only the server key becomes SERVER_CREDENTIALS_REJECTED (the caller sent
+ * nothing to be refused), and a 2xx that is not JSON is noted. Both are counted and logged.
+ */
+export function createUpstreamFaults({
+  serverKey,
+  credentialNames,
+  logger,
+  intervalMs,
+  onFault,
+}: UpstreamFaultsOptions) {
+  const log = createFaultLog(logger, intervalMs);
+  // The server key alone: no credential of the caller's went with it.
+  const onServerKey = (headers: Record<string, string>) =>
+    serverKey !== undefined &&
+    headers[serverKey.header] === serverKey.value &&
+    credentialNames.every((name) => name === serverKey.header || headers[name] === undefined);
+
+  const layer: Layer = (next) => async (request, call) => {
+    const serverKeyOnly = onServerKey(call.headers);
+    try {
+      const answer = await next(request, call);
+      log.json();
+      if (serverKeyOnly) log.keyAccepted();
+      return answer;
+    } catch (error) {
+      if (!(error instanceof PimError) || !isUpstreamAnswer(error.status)) throw error;
+      if (isNotJson(error)) {
+        onFault('not_json');
+        log.notJson(error.status);
+      }
+      if (!serverKeyOnly) throw error;
+      if (error.status !== 401) {
+        log.keyAccepted();
+        throw error;
+      }
+      onFault('server_key_refused');
+      log.keyRefused();
+      throw pimError('SERVER_CREDENTIALS_REJECTED', error, 401);
+    }
+  };
+  return { layer, close: log.close };
+}
