@@ -1,9 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from './helpers/process.ts';
+import { repoRoot, runProcess } from './helpers/process.ts';
 import { findProgram, programTags } from './helpers/programs.ts';
 
 const vitest = join(createRequire(import.meta.url).resolve('vitest/package.json'), '../vitest.mjs');
@@ -52,5 +53,22 @@ describe('finding a program', () => {
       meta: { missing: 'install varnishd (apt-get install varnish)' },
     });
     expect(varnish({ PATH: bare, REQUIRE_ALL_TOOLS: '1' })).not.toHaveProperty('skip');
+  });
+});
+
+describe('the tags', () => {
+  // What starts each program; a file that starts one without its tag fails where the program is missing.
+  const starters = { chromium: 'chromium.launch(', 'redis-server': 'startRedis(', varnishd: 'startVarnish(' };
+  const files = readdirSync(join(repoRoot, 'test'), { recursive: true, encoding: 'utf8' }).filter(
+    (file) => file.endsWith('.test.ts') && file !== 'programs.test.ts',
+  );
+  it.each(Object.entries(starters))('every test file that starts %s carries its tag', (program, starter) => {
+    const untagged = files.filter((file) => {
+      const text = readFileSync(join(repoRoot, 'test', file), 'utf8');
+      return (
+        text.includes(starter) && !text.includes(`@module-tag ${program}`) && !text.includes(`tags: ['${program}']`)
+      );
+    });
+    expect(untagged).toEqual([]);
   });
 });
