@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import { programTags } from './test/helpers/programs.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -13,5 +14,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // Checks that drive Chromium, redis-server or Varnish carry its tag: skipped, and counted at
+    // the end with what to install, where the program is missing.
+    tags: programTags(),
+    reporters: ['default', './test/helpers/skipped-summary.ts'],
   },
 });

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/cache-hit.ts [-- --calls 2000 --rounds 5]`: CPU per request of a cache hit
+ * `npm run bench:cache-hit [-- --calls 2000 --rounds 5]`: CPU per request of a cache hit
  * against an upstream call, sequentially, in this process, with the upstream in a child process
  * so its CPU is not counted. Measured through the client alone and through the whole app.
  */

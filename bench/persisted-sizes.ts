@@ -1,7 +1,7 @@
 /**
  * Request-URL and response sizes of the example operations sent as GETs three ways: the full
  * document (as Apollo Client prints it), an APQ hash, and a trusted `documentId`.
- * `node bench/persisted-sizes.ts`: prints a Markdown table; starts and stops its own loopback servers.
+ * `npm run bench:persisted-sizes`: prints a Markdown table; starts and stops its own loopback servers.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

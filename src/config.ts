@@ -155,6 +155,7 @@ function toConfig(e: Settings) {
     port: e.PORT,
     /** Undefined listens on all interfaces, like `node:http` does by default. */
     host: e.HOST,
+    development: e.NODE_ENV === 'development',
     logLevel: e.LOG_LEVEL,
     /** The part of the service URL before `/pxm`; unset only where the demo is served. */
     pimBaseUrl: e.PIM_BASE_URL,

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type YogaServerOptions } from 'graphql-yoga';
 import { PimError } from './pim/errors.ts';
-import type { OperationName } from './pim/endpoints.ts';
+import type { OperationName, PimArgs } from './pim/endpoints.ts';
 import type { PimApi } from './pim/loaders.ts';
 
 /**
@@ -14,7 +14,7 @@ export function withErrorContract(api: PimApi): PimApi {
   const wrap =
     (call: PimApi[OperationName]): PimApi[OperationName] =>
     (args, at) =>
-      call(args, at).catch((error: unknown) => Promise.reject(toContractError(error)));
+      call(args, at).catch((error: unknown) => Promise.reject(toContractError(error, args)));
   return {
     ...api,
     searchProducts: wrap(api.searchProducts),
@@ -23,10 +23,18 @@ export function withErrorContract(api: PimApi): PimApi {
   };
 }
 
-function toContractError(error: unknown): unknown {
+function toContractError(error: unknown, args: PimArgs): unknown {
   if (!(error instanceof PimError)) return error;
-  const upstream = error.status === undefined ? {} : { upstream: { status: error.status } };
-  return new GraphQLError(error.message, { extensions: { code: error.code, ...upstream } });
+  const { status, reason } = error;
+  const upstream = status === undefined ? {} : { upstream: { status, ...(reason && { reason }) } };
+  const message = error.code === 'NOT_FOUND' ? `${error.message}: ${idsOf(args)}` : error.message;
+  return new GraphQLError(message, { extensions: { code: error.code, ...upstream } });
+}
+
+/** The ids a call asked for, as `catalogId "X", classificationGroupId "Y"`: what a 404 did not find. */
+function idsOf(args: PimArgs): string {
+  const ids = Object.entries(args).filter(([name, value]) => name.endsWith('Id') && name !== 'languageId' && value);
+  return ids.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ');
 }
 
 /**

@@ -11,13 +11,28 @@ const redact = [
 ];
 
 /**
- * The process-wide JSON logger, on stdout. Lines are buffered up to 4 KB and written asynchronously,
- * at the latest a second later, and flushed synchronously when the process exits.
+ * The process-wide logger, on stdout: JSON lines, buffered up to 4 KB and written asynchronously,
+ * at the latest a second later, and flushed synchronously when the process exits. With `pretty`
+ * (development) at a terminal, lines a person reads instead, through pino-pretty where installed.
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, { pretty = false }: { pretty?: boolean } = {}): Logger {
+  const options = { level, redact: { paths: redact, censor: '[redacted]' } };
+  // pino-pretty is a development dependency: a production install has none, and logs JSON.
+  if (pretty && process.stdout.isTTY && isInstalled('pino-pretty')) {
+    return pino({ ...options, transport: { target: 'pino-pretty' } });
+  }
   // One write per request line was a syscall and a thread-pool hop each: most of the log line's cost.
   const destination = pino.destination({ sync: false, minLength: 4_096 });
   // The callback form never throws, not even once stdout has gone away.
   setInterval(() => destination.flush(() => {}), 1_000).unref();
-  return pino({ level, redact: { paths: redact, censor: '[redacted]' } }, destination);
+  return pino(options, destination);
+}
+
+function isInstalled(name: string): boolean {
+  try {
+    import.meta.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -9,11 +9,9 @@ import { createLogger } from './logger.ts';
 import { API_PREFIX } from './pim/endpoints.ts';
 
 const config = orExit(() => loadConfig());
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, { pretty: config.development });
 // Loaded only when served, and on a loopback listener of its own: production never carries it.
 const demo = config.demo ? await (await import('./demo/service.ts')).listenDemoService() : undefined;
-const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true)' : '';
-if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
 const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;
 
 // Building the app reads files named by settings (the trusted-document manifest): same one-line refusal.
@@ -26,6 +24,9 @@ const metrics =
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
 
 const port = await listenOrExit(server, config.port);
+// Said once the server listens: a start that fails on a busy port serves nothing.
+const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true)' : '';
+if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
 logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
 if (metrics) {
   const metricsPort = await listenOrExit(metrics, config.metricsPort!);

@@ -23,7 +23,13 @@ const table: Array<[string, UpstreamHandler, string, number | undefined, string 
     'No Products found',
   ],
   ['404 without a body', reply(404, ''), 'NOT_FOUND', 404, /Not found/],
-  ['400', reply(400, `{"status":400,"error":"${internals}"}`), 'UPSTREAM_BAD_REQUEST', 400, /rejected/],
+  [
+    '400 HTML from a proxy',
+    reply(400, `<html>${internals}</html>`, 'text/html'),
+    'UPSTREAM_BAD_REQUEST',
+    400,
+    /rejected/,
+  ],
   ['422', reply(422, '{}'), 'UPSTREAM_BAD_REQUEST', 422, /rejected/],
   // The caller sent no key, so the key refused is the server's own (PIM_API_KEY).
   ['401 to the server key', reply(401, ''), 'SERVER_CREDENTIALS_REJECTED', 401, /own credentials/],

@@ -1,5 +1,5 @@
 // Writes supergraph.graphql for the compose fleet's gateway: the façade's subgraph SDL composed with
-// Apollo's composition library. Run after a schema change: node deploy/compose/compose-supergraph.ts
+// Apollo's composition library. Run after a schema change: npm run supergraph
 import { writeFileSync } from 'node:fs';
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';

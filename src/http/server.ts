@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError } from './client-errors.ts';
 
@@ -62,8 +63,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       open.add(res);
       res.once('close', () => {
         open.delete(res);
-        // A response whose headers went out before shutdown left its connection kept alive: idle now.
-        if (closing) setImmediate(() => server.closeIdleConnections());
+        // A response whose headers went out before shutdown left its own connection kept alive: end
+        // that one once it is idle. Not every idle connection: one just accepted may carry a request
+        // not yet parsed, which a client has already sent and would see reset.
+        if (closing) setImmediate(() => endIfIdle(req.socket));
         if (open.size === 0) drained?.();
       });
       // A client told to close opens no further request here, so none is cut at the end of the grace.
@@ -103,6 +106,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     await app.close();
   };
   return server;
+}
+
+// Node keeps the response it is writing on `_httpMessage`; none means no request is in progress.
+function endIfIdle(socket: Socket): void {
+  if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage && !socket.destroyed) socket.end();
 }
 
 const messages: Record<number, string> = {

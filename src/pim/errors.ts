@@ -24,6 +24,8 @@ export class PimError extends Error {
   readonly code: PimErrorCode;
   /** The upstream HTTP status, when the failure came from a response. */
   readonly status: number | undefined;
+  /** The PIM's own words on why it refused a request (400, 422): cleaned, so safe to pass on. */
+  reason: string | undefined;
   constructor(code: PimErrorCode, message: string, status?: number, options?: ErrorOptions) {
     super(message, options);
     this.code = code;
@@ -67,13 +69,16 @@ const messageByCode: Record<PimErrorCode, string> = {
 };
 
 /**
- * Turns a non-2xx upstream answer into a PimError. Only a 404's own `error` text is kept,
- * because that is the service telling the user what is missing; other bodies may hold internals.
+ * Turns a non-2xx upstream answer into a PimError. Only the service's own `error` text of a 404
+ * (what is missing) and of a 400 or 422 (why it refused) is kept; other bodies may hold internals.
  */
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
   const code = codeByStatus[status] ?? 'UPSTREAM_ERROR';
-  const ownText = code === 'NOT_FOUND' ? serviceErrorText(body) : undefined;
-  return new PimError(code, ownText ?? `${messageByCode[code]} (HTTP ${status})`, status);
+  const generic = `${messageByCode[code]} (HTTP ${status})`;
+  if (code === 'NOT_FOUND') return new PimError(code, serviceErrorText(body) ?? generic, status);
+  const error = new PimError(code, generic, status);
+  if (code === 'UPSTREAM_BAD_REQUEST') error.reason = serviceErrorText(body);
+  return error;
 }
 
 /** A PimError for a failure without a usable response (timeouts, network, bad bodies). */
@@ -81,9 +86,15 @@ export function pimError(code: PimErrorCode, cause?: unknown, status?: number): 
   return new PimError(code, messageByCode[code], status, { cause });
 }
 
+const MAX_REASON_LENGTH = 300;
+
+/** The body's `error` text on one line (control characters become spaces), cut to a bounded length. */
 function serviceErrorText(body: unknown): string | undefined {
   const text = (body as { error?: unknown } | null)?.error;
-  return typeof text === 'string' && text.length > 0 && text.length <= 200 ? text : undefined;
+  if (typeof text !== 'string') return undefined;
+  const line = text.replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, ' ').trim();
+  if (line.length === 0) return undefined;
+  return line.length <= MAX_REASON_LENGTH ? line : `${line.slice(0, MAX_REASON_LENGTH - 1)}…`;
 }
 
 /**

@@ -4,6 +4,7 @@ import { isUpstreamAnswer, PimError } from './errors.ts';
 export interface StateLogger {
   warn(details: object, message: string): void;
   info(details: object, message: string): void;
+  debug(details: object, message: string): void;
 }
 
 export interface StateLogOptions<S extends string> {
@@ -80,7 +81,9 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
     /** Notes a failed call: an answer (4xx) still says the upstream is there; no answer says it is not. */
     failed(error: unknown) {
       if (!(error instanceof PimError)) return;
-      if (isUpstreamAnswer(error.status)) reachLog.set('answering');
+      const { status, code, reason } = error;
+      if (reason) logger?.debug({ status, code, reason }, 'The catalog service refused a call');
+      if (isUpstreamAnswer(status)) reachLog.set('answering');
       else if (error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') {
         reachLog.set('unreachable', { code: error.code, cause: (error.cause as { code?: string } | undefined)?.code });
       }

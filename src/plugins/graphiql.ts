@@ -1,17 +1,19 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative } from 'node:path';
 import { renderGraphiQL, type GraphiQLOptions, type Plugin } from 'graphql-yoga';
 
-const header = `# X-API-KEY: put your PIM key in the Headers tab below; it is passed on to the PIM.
+const header = `# X-API-KEY: put your PIM key in the Headers tab below, once: every tab whose key is empty uses it.
 # Leave it empty for the demo catalog, or when the server sets PIM_API_KEY.
 `;
+
+const headers = JSON.stringify({ 'X-API-KEY': '' }, null, 2);
 
 const tab = (query: string, variables: object) => ({
   query: `${header}${query}`,
   variables: JSON.stringify(variables, null, 2),
-  headers: JSON.stringify({ 'X-API-KEY': '' }, null, 2),
+  headers,
 });
 
 const tabs = [
@@ -36,14 +38,13 @@ const tabs = [
 ] as const;
 
 /**
- * GraphiQL's tabs: one ready operation per field against the demo catalog, run with ▶.
- * The first tab is also passed as `query`/`variables`/`headers` (read by Yoga's GraphiQL page
- * though not in its option type): without it the page opens an extra tab with its welcome text.
+ * GraphiQL's tabs: one ready operation per field against the demo catalog, run with ▶. Which tab
+ * opens, and the key they share, are settled in the page (graphiql-key.js).
  */
 export const graphiqlOptions: GraphiQLOptions = {
   title: 'PIM catalog GraphQL',
   defaultTabs: [...tabs],
-  ...tabs[0],
+  defaultHeaders: headers,
 };
 
 const contentTypes: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
@@ -51,6 +52,7 @@ const prefix = '/graphiql-assets';
 // What Yoga's page would fetch from third-party origins: its scripts and styles, and its favicon.
 const cdn = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist/g;
 const favicon = /<link rel=icon href=[^>]*>/;
+const bundle = /<script src=[^>]*yoga-graphiql\.umd\.js><\/script>/;
 const missing = `<!doctype html><title>GraphiQL not installed</title>
 <p>GraphiQL's files are not installed here: the package <code>@graphql-yoga/graphiql</code> is a development
 dependency (the container image adds its prebuilt files). Run <code>npm install</code>, or POST queries to this URL.`;
@@ -83,8 +85,15 @@ export function createGraphiQLAssets() {
       );
     },
   };
+  // Inlined right after the bundle, so it wraps the bundle's render before the page calls it.
+  const keyScript = dist && `<script>${readFileSync(new URL('graphiql-key.js', import.meta.url), 'utf8')}</script>`;
   const render = (options: GraphiQLOptions) =>
-    dist ? renderGraphiQL(options).replaceAll(cdn, prefix).replace(favicon, '<link rel=icon href="data:,">') : missing;
+    dist
+      ? renderGraphiQL(options)
+          .replaceAll(cdn, prefix)
+          .replace(favicon, '<link rel=icon href="data:,">')
+          .replace(bundle, (tag) => `${tag}${keyScript}`)
+      : missing;
   return { plugin, render };
 }
 

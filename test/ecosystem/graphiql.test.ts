@@ -1,11 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
+import { requireProgram } from '../helpers/programs.ts';
 
-// Debian's chromium package (installed by .ci/run); never a downloaded browser.
-const executablePath = '/usr/bin/chromium';
 const args = [
   '--headless',
   '--no-sandbox',
@@ -18,72 +17,130 @@ const args = [
 
 let upstream: DemoUpstream;
 let server: Facade;
-let browser: Browser;
 beforeAll(async () => {
   upstream = await startDemoUpstream();
   server = await startFacade(upstream.url);
-  browser = await chromium.launch({ executablePath, args });
-}, 60_000);
+});
 afterAll(async () => {
-  await browser?.close();
   await server?.close();
   await upstream?.close();
 });
 
-it('opens GraphiQL at /graphql, runs the first example against the demo catalog and shows its data', async () => {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  // Everything GraphiQL needs must come from our own server: anything else is recorded and refused.
-  const foreign: string[] = [];
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(server.origin) || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
-    foreign.push(url);
-    return route.abort();
-  });
-  await page.goto(server.url);
-  await expect.poll(() => page.title(), { timeout: 30_000 }).toBe('PIM catalog GraphQL');
+// A Chromium from the machine (PATH or CHROMIUM_PATH), never a downloaded browser.
+describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: requireProgram('chromium'), args });
+  }, 60_000);
+  afterAll(() => browser?.close());
 
-  // The example tab explains the X-API-KEY slot and has its header editor ready.
-  const editor = page.locator('.graphiql-query-editor');
-  await editor.waitFor({ timeout: 30_000 });
-  await expect.poll(() => editor.innerText(), { timeout: 30_000 }).toMatch(/X-API-KEY/);
+  it('opens GraphiQL at /graphql, runs the first example against the demo catalog and shows its data', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // Everything GraphiQL needs must come from our own server: anything else is recorded and refused.
+    const foreign: string[] = [];
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(server.origin) || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
+      foreign.push(url);
+      return route.abort();
+    });
+    await page.goto(server.url);
+    await expect.poll(() => page.title(), { timeout: 30_000 }).toBe('PIM catalog GraphQL');
 
-  await page.locator('.graphiql-execute-button').click();
-  const response = page.locator('.graphiql-response');
-  await expect.poll(() => response.innerText(), { timeout: 30_000 }).toMatch(/A789-BC-2015/);
-  expect(await response.innerText()).toMatch(/"status":\s+200/);
+    // The example tab explains the X-API-KEY slot and has its header editor ready.
+    const editor = page.locator('.graphiql-query-editor');
+    await editor.waitFor({ timeout: 30_000 });
+    await expect.poll(() => editor.innerText(), { timeout: 30_000 }).toMatch(/X-API-KEY/);
 
-  mkdirSync(new URL('../../artifacts/', import.meta.url), { recursive: true });
-  await page.screenshot({ path: new URL('../../artifacts/graphiql.png', import.meta.url).pathname });
-  // The header slot is there, empty, ready for a key.
-  await page.getByText('Headers', { exact: true }).click();
-  await expect
-    .poll(() => page.locator('.graphiql-editor-tool').innerText(), { timeout: 30_000 })
-    .toMatch(/"X-API-KEY":\s+""/);
-  // The query went through the façade to the demo upstream.
-  expect(upstream.requests.some((r) => r.url.includes('/catalogs/MACHINERY/products/search'))).toBe(true);
-
-  // Every other example tab opens and runs. Keyboard activation: the bundled tab reordering
-  // swallows the first pointer click on another tab in headless Chromium (see docs/deploying.md).
-  for (const [name, answer, path] of [
-    ['ClassificationGroup', /"classificationGroupId":\s"MC-050000"/, '/classifications/ECLASS-DEMO/groups/MC-050000'],
-    ['ClassificationGroups', /"total_items":\s+42/, '/classifications/ECLASS-DEMO/groups?'],
-  ] as const) {
-    await page.locator('.graphiql-tab-button', { hasText: new RegExp(`^${name}$`) }).focus();
-    await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('.graphiql-tab-active').innerText(), { timeout: 30_000 }).toBe(name);
-    await expect
-      .poll(() => editor.innerText(), { timeout: 30_000 })
-      // Monaco renders spaces as no-break spaces, which \s matches.
-      .toMatch(new RegExp(`query\\s${name}\\(`));
-    // Run straight after a switch, the bundle reuses the old tab's operation name; a click refreshes it.
-    await editor.click();
     await page.locator('.graphiql-execute-button').click();
-    await expect.poll(() => response.innerText(), { timeout: 30_000 }).toMatch(answer);
-    expect(upstream.requests.some((r) => r.url.includes(path))).toBe(true);
-  }
-  expect(foreign).toEqual([]);
-}, 90_000);
+    const response = page.locator('.graphiql-response');
+    await expect.poll(() => response.innerText(), { timeout: 30_000 }).toMatch(/A789-BC-2015/);
+    expect(await response.innerText()).toMatch(/"status":\s+200/);
+
+    mkdirSync(new URL('../../artifacts/', import.meta.url), { recursive: true });
+    await page.screenshot({ path: new URL('../../artifacts/graphiql.png', import.meta.url).pathname });
+    // The header slot is there, empty, ready for a key.
+    await page.getByText('Headers', { exact: true }).click();
+    await expect
+      .poll(() => page.locator('.graphiql-editor-tool').innerText(), { timeout: 30_000 })
+      .toMatch(/"X-API-KEY":\s+""/);
+    // The query went through the façade to the demo upstream.
+    expect(upstream.requests.some((r) => r.url.includes('/catalogs/MACHINERY/products/search'))).toBe(true);
+
+    // Every other example tab opens and runs. Keyboard activation: the bundled tab reordering
+    // swallows the first pointer click on another tab in headless Chromium (see docs/deploying.md).
+    for (const [name, answer, path] of [
+      ['ClassificationGroup', /"classificationGroupId":\s"MC-050000"/, '/classifications/ECLASS-DEMO/groups/MC-050000'],
+      ['ClassificationGroups', /"total_items":\s+42/, '/classifications/ECLASS-DEMO/groups?'],
+    ] as const) {
+      await page.locator('.graphiql-tab-button', { hasText: new RegExp(`^${name}$`) }).focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('.graphiql-tab-active').innerText(), { timeout: 30_000 }).toBe(name);
+      await expect
+        .poll(() => editor.innerText(), { timeout: 30_000 })
+        // Monaco renders spaces as no-break spaces, which \s matches.
+        .toMatch(new RegExp(`query\\s${name}\\(`));
+      // Run straight after a switch, the bundle reuses the old tab's operation name; a click refreshes it.
+      await editor.click();
+      await page.locator('.graphiql-execute-button').click();
+      await expect.poll(() => response.innerText(), { timeout: 30_000 }).toMatch(answer);
+      expect(upstream.requests.some((r) => r.url.includes(path))).toBe(true);
+    }
+    expect(foreign).toEqual([]);
+  }, 90_000);
+
+  it('keeps one X-API-KEY for every tab, restores the tabs on reload, and stores no key unless asked', async () => {
+    // Its own façade without a response cache, so every run reaches the upstream and shows its key.
+    const facade = await startFacade(upstream.url, { PIM_CACHE: 'false' });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(facade.url);
+      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
+
+      // The key, entered once in the first tab, goes with its run ...
+      await setHeaders(page, '{"X-API-KEY": "key-one"}');
+      expect(await run(page, /A789-BC-2015/)).toEqual(['key-one']);
+      // ... with a preset tab's run ...
+      await openTab(page, 'ClassificationGroups');
+      expect(await run(page, /"total_items":\s+42/)).toEqual(['key-one']);
+      // ... and with a new tab's.
+      await page.locator('.graphiql-tab-add').click();
+      await expect.poll(() => page.locator('.graphiql-tab-button').count()).toBe(4);
+      await page.locator('.graphiql-query-editor').click();
+      await page.keyboard.insertText('{ classificationGroups(classificationId: "ECLASS-DEMO", pageSize: 2) }');
+      expect(await run(page, /"per_page":\s+2/)).toEqual(['key-one']);
+
+      // A reload brings back the same tabs, no duplicate, on the tab that was open.
+      await openTab(page, 'ClassificationGroup');
+      const tabs = await page.locator('.graphiql-tab-button').allInnerTexts();
+      // GraphiQL stores the tabs half a second after a change; a reload before then reopens the last stored.
+      const stored = () => page.evaluate(() => JSON.parse(localStorage.getItem('graphiql:tabState')!).activeTabIndex);
+      await expect.poll(stored).toBe(1);
+      await page.reload();
+      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
+      await expect.poll(() => page.locator('.graphiql-tab-button').allInnerTexts(), { timeout: 30_000 }).toEqual(tabs);
+      expect(await page.locator('.graphiql-tab-active').innerText()).toBe('ClassificationGroup');
+
+      // The key was never written to the browser's storage.
+      expect(await storage(page)).not.toContain('key-one');
+      // Asked to persist headers (GraphiQL's settings), it keeps the key there across a reload.
+      await setHeaders(page, '{"X-API-KEY": "key-two"}');
+      await page.locator('[data-value="settings"]').click();
+      await page.locator('#enable-persist-headers').click();
+      await page.keyboard.press('Escape');
+      await expect.poll(() => storage(page)).toContain('key-two');
+      await page.reload();
+      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
+      await openTab(page, 'ClassificationGroups');
+      expect(await run(page, /"total_items":\s+42/)).toEqual(['key-two']);
+      expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(tabs);
+    } finally {
+      await context.close();
+      await facade.close();
+    }
+  }, 120_000);
+});
 
 it('renders a page that names no third-party origin, favicon included', async () => {
   const page = await fetch(server.url, { headers: { accept: 'text/html' } });
@@ -111,3 +168,39 @@ it('serves only the packaged GraphiQL files, and none of GraphiQL in production'
     await production.close();
   }
 });
+
+/** Replaces the active tab's headers, as a user typing into the Headers editor. */
+async function setHeaders(page: Page, headers: string) {
+  await page.getByText('Headers', { exact: true }).click();
+  const editor = page.locator('.graphiql-editor-tool .graphiql-editor:visible');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(headers);
+  // Monaco closes some brackets and quotes as they are typed: what follows the text goes.
+  await page.keyboard.press('Shift+Control+End');
+  await page.keyboard.press('Delete');
+}
+
+/**
+ * Switches tabs by keyboard: the bundled tab reordering swallows the first pointer click on
+ * another tab in headless Chromium (see docs/deploying.md).
+ */
+async function openTab(page: Page, name: string) {
+  await page.locator('.graphiql-tab-button', { hasText: new RegExp(`^${name}$`) }).focus();
+  await page.keyboard.press('Enter');
+  await expect.poll(() => page.locator('.graphiql-tab-active').innerText(), { timeout: 30_000 }).toBe(name);
+}
+
+/** Runs the active tab until its answer matches; returns the keys the upstream saw for that run. */
+async function run(page: Page, answer: RegExp): Promise<string[]> {
+  const before = upstream.requests.length;
+  // Right after a switch, Run reuses the previous tab's operation name; clicking the editor refreshes it.
+  await page.locator('.graphiql-query-editor').click();
+  await page.locator('.graphiql-execute-button').click();
+  await expect.poll(() => upstream.requests.length, { timeout: 30_000 }).toBeGreaterThan(before);
+  await expect.poll(() => page.locator('.graphiql-response').innerText(), { timeout: 30_000 }).toMatch(answer);
+  return upstream.requests.slice(before).map((r) => String(r.headers['x-api-key'] ?? ''));
+}
+
+/** Everything the page's origin keeps in localStorage, as one string. */
+const storage = (page: Page) => page.evaluate(() => JSON.stringify({ ...localStorage }));

@@ -1,3 +1,4 @@
+// @module-tag redis-server
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { startRedis } from '../helpers/redis.ts';

@@ -1,3 +1,4 @@
+// @module-tag redis-server
 import { gql, type TypedDocumentNode } from '@apollo/client';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';

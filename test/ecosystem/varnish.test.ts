@@ -1,3 +1,4 @@
+// @module-tag varnishd
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';

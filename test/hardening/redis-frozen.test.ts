@@ -1,3 +1,4 @@
+// @module-tag redis-server
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256 } from '../ecosystem/persisted-client.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';

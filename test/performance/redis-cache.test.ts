@@ -10,7 +10,7 @@ const cacheKeys = async (client: Redis) =>
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 
-describe('REDIS_URL: one cache shared by several façade instances', () => {
+describe('REDIS_URL: one cache shared by several façade instances', { tags: ['redis-server'] }, () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;
   let upstream: Upstream;
   let first: Facade;
@@ -74,7 +74,7 @@ describe('REDIS_URL with Redis gone', () => {
   });
 });
 
-describe('REDIS_URL: exact-key lookups', () => {
+describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;
   let upstream: Upstream;
   let app: Facade;

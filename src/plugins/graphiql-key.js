@@ -1,0 +1,60 @@
+// Runs in the browser, after GraphiQL's bundle and before it renders (inlined by graphiql.ts).
+// GraphiQL keeps headers per tab and, by default, in localStorage; the PIM key is one per user.
+// Tested in Chromium by test/ecosystem/graphiql.test.ts.
+(() => {
+  const persistFlag = 'graphiql:shouldPersistHeaders';
+  // Headers stay out of storage until the user turns on "Persist headers" in GraphiQL's settings.
+  if (localStorage.getItem(persistFlag) === null) localStorage.setItem(persistFlag, 'false');
+
+  /** The X-API-KEY value in a headers editor's text; undefined when the text is not a JSON object. */
+  const keyIn = (text) => {
+    try {
+      const headers = JSON.parse(text || '{}');
+      const name = Object.keys(headers).find((header) => header.toLowerCase() === 'x-api-key');
+      return name === undefined ? '' : String(headers[name]);
+    } catch {
+      return undefined;
+    }
+  };
+  /** The open tab as GraphiQL stored it (its query, variables and headers); undefined on a first visit. */
+  const storedActiveTab = () => {
+    try {
+      const { tabs, activeTabIndex } = JSON.parse(localStorage.getItem('graphiql:tabState'));
+      return tabs[activeTabIndex];
+    } catch {
+      return undefined;
+    }
+  };
+  // The last key entered in any tab; with headers persisted, the one stored with the open tab.
+  let key = localStorage.getItem(persistFlag) === 'true' ? keyIn(localStorage.getItem('graphiql:headers')) : '';
+
+  // A request from a tab whose X-API-KEY is empty carries the key entered last.
+  const send = window.fetch;
+  window.fetch = (input, init) => {
+    const request = new Request(input, init);
+    if (!key || request.headers.get('x-api-key') || new URL(request.url).pathname !== location.pathname) {
+      return send(input, init);
+    }
+    const headers = new Headers(request.headers);
+    headers.set('x-api-key', key);
+    return send(new Request(request, { headers }));
+  };
+
+  // GraphiQL reopens the stored tabs on the one matching the query, variables and headers it is
+  // given, and adds a tab when none does (Yoga's page gives its welcome text). Given the stored
+  // active tab's own, it reopens them as they were; a first visit opens the preset tabs on the first.
+  const open = storedActiveTab();
+  const render = YogaGraphiQL.renderYogaGraphiQL;
+  YogaGraphiQL.renderYogaGraphiQL = (root, options) =>
+    render(root, {
+      ...options,
+      initialQuery: open ? (open.query ?? '') : null,
+      initialVariables: open ? (open.variables ?? '') : options.defaultTabs?.[0]?.variables,
+      initialHeaders: open ? (open.headers ?? '') : undefined,
+      onEditHeaders(text) {
+        // GraphiQL rewrites the editor itself when tabs change; only the user's typing has its focus.
+        if (!document.activeElement?.closest('.graphiql-editor-tool')) return;
+        key = keyIn(text) ?? key;
+      },
+    });
+})();

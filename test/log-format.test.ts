@@ -1,0 +1,25 @@
+import { expect, it, onTestFinished } from 'vitest';
+import { startProcess } from './helpers/process.ts';
+
+const serverEnv = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', PIM_BASE_URL: '' };
+
+/** `node src/main.ts` with its stdout on a terminal (`script` gives it one), until it says it is ready. */
+async function readyLineAtTerminal(env: Record<string, string>) {
+  const server = startProcess('script', ['-qfec', `${process.execPath} src/main.ts`, '/dev/null'], {
+    env: { ...serverEnv, ...env },
+  });
+  onTestFinished(() => server.kill());
+  return server.waitFor(/(.*GraphQL server ready.*)/);
+}
+
+it('logs lines a person reads at a terminal in development', async () => {
+  // Explicit: vitest sets NODE_ENV=test, which the child would inherit.
+  const line = await readyLineAtTerminal({ NODE_ENV: 'development' });
+  expect(line).not.toMatch(/^\{/);
+  expect(line).toMatch(/INFO.*GraphQL server ready at http:\/\/localhost:\d+\/graphql/);
+});
+
+it.each(['production', 'test'])('logs JSON when NODE_ENV=%s, even at a terminal', async (nodeEnv) => {
+  const line = await readyLineAtTerminal({ NODE_ENV: nodeEnv, PIM_DEMO: 'true' });
+  expect(JSON.parse(line)).toMatchObject({ level: 30, msg: expect.stringMatching(/^GraphQL server ready/) });
+});
