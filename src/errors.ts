@@ -34,6 +34,8 @@ function toContractError(error: unknown, args: PimArgs): unknown {
 /** The ids a call asked for, as `catalogId "X", classificationGroupId "Y"`: what a 404 did not find. */
 function idsOf(args: PimArgs): string {
   const ids = Object.entries(args).filter(([name, value]) => name.endsWith('Id') && name !== 'languageId' && value);
+  // In name order: a root field and an entity field asking the same thing get the same message.
+  ids.sort(([a], [b]) => (a < b ? -1 : 1));
   return ids.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ');
 }
 

@@ -203,7 +203,7 @@ describe('federation', () => {
     // a batched entity fetch to another item's path (graphql-hive/gateway#1556), so the index is not checked here.
     expect(body.errors).toMatchObject([
       {
-        message: 'No Classification found',
+        message: 'No Classification found: classificationGroupId "LS-GONE", classificationId "LIFESTYLE-DEMO"',
         path: ['channel', 'products', expect.any(Number), 'group', 'group'],
         extensions: { code: 'NOT_FOUND', upstream: { status: 404 } },
       },
