@@ -62,5 +62,6 @@ it('the 404 type is the demo’s 404 body', async () => {
   const body: CatalogNotFound = await response.json();
   expect(body).toEqual({ status: 404, meta: { languageId: null }, error: 'No Products found' });
   const { errors } = (await facade.post('{ catalogProducts(catalogId: "NOPE") }')).body;
-  expect(errors[0]).toMatchObject({ message: body.error, extensions: { code: 'NOT_FOUND' } });
+  // The façade's message is the service's text, naming the ids asked for.
+  expect(errors[0]).toMatchObject({ message: `${body.error}: catalogId "NOPE"`, extensions: { code: 'NOT_FOUND' } });
 });
