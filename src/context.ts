@@ -128,10 +128,17 @@ export function createContextFactory({
   return { context, plugin };
 }
 
-/** The client's address as the nearest trusted proxy saw it: the last entry it wrote into `name`. */
+// An IPv6 address with zone and port, quoted as RFC 7239 writes it, fits; a longer entry is no address.
+const MAX_ADDRESS_LENGTH = 64;
+
+/**
+ * The client's address as the nearest trusted proxy saw it: the last entry it wrote into `name`.
+ * An entry no address could be (empty or too long) is ignored, so a share's name, held while its
+ * calls queue, stays short whatever a misconfigured proxy lets through.
+ */
 function clientAddress(headers: Headers, name: string | undefined): string | undefined {
   const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
-  return last ? `address ${last}` : undefined;
+  return last && last.length <= MAX_ADDRESS_LENGTH ? `address ${last}` : undefined;
 }
 
 function createAllowance(limit: number): Allowance {
