@@ -32,7 +32,7 @@ export interface ServedApp {
 }
 
 export interface FacadeServer extends Server {
-  /** Stops accepting, lets requests in flight finish within the grace period, then closes the app. */
+  /** Stops accepting, lets requests in flight finish within the grace period, then closes the app; once. */
   shutdown(): Promise<void>;
 }
 
@@ -90,7 +90,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
 
-  server.shutdown = async () => {
+  // A second signal (SIGINT after SIGTERM) joins the shutdown under way: the app closes once.
+  let shutdown: Promise<void> | undefined;
+  server.shutdown = () => (shutdown ??= drainAndClose());
+  const drainAndClose = async () => {
     closing = true;
     for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
     // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).

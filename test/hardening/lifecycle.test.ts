@@ -46,6 +46,20 @@ describe('graceful shutdown', () => {
     expect(upstream.requests).toHaveLength(3);
   });
 
+  it('a second call (SIGINT after SIGTERM) is the same shutdown: both end once the last answer is out', async () => {
+    upstream.respond(faults.slowHeaders(300));
+    facade = await startFacade(upstream.url, { SHUTDOWN_GRACE_MS: '5000' });
+    const answered = post(facade.origin, 'A');
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    const started = Date.now();
+    const shutdowns = [facade.server.shutdown(), facade.server.shutdown()];
+    facade = undefined;
+    expect((await answered).status).toBe(200);
+    await Promise.all(shutdowns);
+    // Well under the 5 s grace, which only a request still running may use.
+    expect(Date.now() - started).toBeLessThan(2_500);
+  });
+
   it('cuts what is still running when the grace period ends', async () => {
     upstream.respond(() => undefined);
     facade = await startFacade(upstream.url, { SHUTDOWN_GRACE_MS: '300', GRAPHQL_BUDGET_MS: '60000' });
