@@ -33,13 +33,18 @@ function messageFor(response: Response, request: Headers, endpoint: string): str
     case 406: {
       // Yoga lists the types it could have answered with in `accept`, each with its charset.
       const served = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim());
-      return `No answer can be sent as ${request.get('accept')}; accept ${served.filter(Boolean).join(' or ')}`;
+      return `No answer can be sent as ${echo(request.get('accept'))}; accept ${served.filter(Boolean).join(' or ')}`;
     }
     case 415: {
       const type = request.get('content-type')?.split(';')[0]!.trim();
-      return `POST ${type ? `with content type ${type}` : 'without a content type'} is not accepted; send application/json`;
+      return `POST ${type ? `with content type ${echo(type)}` : 'without a content type'} is not accepted; send application/json`;
     }
     default:
       return STATUS_CODES[response.status] ?? 'Refused';
   }
 }
+
+// A refusal stays one short line: what the client sent is named, not copied back whole (a head may be 16 KB).
+const ECHO_LENGTH = 100;
+const echo = (value: string | null | undefined) =>
+  value && value.length > ECHO_LENGTH ? `${value.slice(0, ECHO_LENGTH)}…` : value;

@@ -204,3 +204,15 @@ describe('406', () => {
     );
   });
 });
+
+describe('a refusal that names what the client sent', () => {
+  const long = `application/${'x'.repeat(12_000)}`;
+  it.each<[string, () => Promise<Refusal>]>([
+    ['406', () => viaFetch(`/graphql?query=${query}`, { headers: { accept: long } })],
+    ['415', () => viaFetch('/graphql', { method: 'POST', headers: { 'content-type': long }, body })],
+  ])('%s stays short whatever the header it names', async (status, send) => {
+    const refusal = await send();
+    expect(refusal.status).toBe(Number(status));
+    expect(String(refusal.message).length).toBeLessThan(300);
+  });
+});
