@@ -44,7 +44,7 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
     }),
     clientDisconnects: new Counter({
       name: 'graphql_client_disconnects_total',
-      help: 'GraphQL requests whose client went away before their answer was sent.',
+      help: 'GraphQL requests whose client went away before their whole answer was sent.',
       registers,
     }),
     upstreamCalls: new Counter({

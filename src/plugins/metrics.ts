@@ -45,6 +45,13 @@ function createOperationLabel(allowed: ReadonlySet<string> | undefined) {
  */
 export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptions): Plugin {
   const label = createOperationLabel(operationNames);
+  // A request counts as one disconnect, whether its client left before the answer or during its stream.
+  const gone = new WeakSet<Request>();
+  const disconnected = (request: Request) => {
+    if (gone.has(request)) return;
+    gone.add(request);
+    metrics.clientDisconnects.inc();
+  };
   const countErrors = (result: ResultPart) => {
     for (const error of errorsOf(result)) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
   };
@@ -59,17 +66,19 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       const labels = { operation_type: type, operation_name: label(name) };
       metrics.operations.inc(labels);
       const stop = metrics.operationDuration.startTimer(labels);
+      const { request } = args.contextValue as { request: Request };
       return {
         onExecuteDone: ({ result }) => {
           if (!isAsyncIterable(result)) return void stop();
-          return { onEnd: () => void stop() };
+          // Also runs when a client cancels a stream whose first part (and status) it already had.
+          return { onEnd: () => void (stop(), request.signal.aborted && disconnected(request)) };
         },
       };
     },
     // The processed result carries the masked errors, i.e. the codes clients actually see.
     onResultProcess({ request, result, setResult }) {
       // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
-      if (request.signal.aborted) return void metrics.clientDisconnects.inc();
+      if (request.signal.aborted) return disconnected(request);
       if (!isAsyncIterable(result)) {
         for (const single of Array.isArray(result) ? result : [result]) countErrors(single);
         return;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { describeOperation } from './operation.ts';
 
@@ -21,12 +21,27 @@ export function requestIdOf(request: Request): string {
 /**
  * Echoes the request id in the response and, given a logger, writes one JSON line per request:
  * id, method, path, operations, status and duration ("client went away", without a status, when
- * the client disconnected first). Headers are never logged.
+ * the client disconnected first). A streamed answer (@defer) whose client leaves after its status
+ * went out gets that line too, once. Headers are never logged.
  */
 export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}): Plugin {
-  const started = new WeakMap<Request, { at: number; path: string; operations: string[] }>();
+  const started = new WeakMap<Request, { at: number; path: string; operations: string[]; gone?: true }>();
   // The line's fields are fixed and carry no header, so redaction (half the cost of a line) is off for it.
   const log = logger?.child({}, { redact: [] });
+  const fieldsOf = (request: Request, entry: { at: number; path: string; operations: string[] }) => ({
+    reqId: requestIdOf(request),
+    method: request.method,
+    path: entry.path,
+    operations: entry.operations,
+    durationMs: Math.round(performance.now() - entry.at),
+  });
+  // A client that left is an outcome of its own, not an error: one info line per request says so.
+  const gone = (request: Request) => {
+    const entry = started.get(request);
+    if (!log || !entry || entry.gone) return;
+    entry.gone = true;
+    log.info(fieldsOf(request, entry), 'client went away');
+  };
   return {
     // Yoga has parsed the URL already: its path is taken here rather than parsed again per line.
     onRequest({ request, url }) {
@@ -34,17 +49,23 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     },
     onExecute({ args }) {
       const { type, name } = describeOperation(args.document, args.operationName);
-      started.get((args.contextValue as { request: Request }).request)?.operations.push(`${type} ${name}`);
+      const { request } = args.contextValue as { request: Request };
+      started.get(request)?.operations.push(`${type} ${name}`);
+      return {
+        onExecuteDone: ({ result }) => {
+          if (!isAsyncIterable(result)) return;
+          // Runs when the last part is out, and when the client cancels the stream after its status went out.
+          return { onEnd: () => void (request.signal.aborted && gone(request)) };
+        },
+      };
     },
     onResponse({ request, response }) {
-      const reqId = requestIdOf(request);
-      response.headers.set('x-request-id', reqId);
+      response.headers.set('x-request-id', requestIdOf(request));
       const entry = started.get(request);
       if (!log || !entry) return;
-      const durationMs = Math.round(performance.now() - entry.at);
-      const fields = { reqId, method: request.method, path: entry.path, operations: entry.operations };
-      // A client that left is an outcome of its own, not an error: no status was sent, one line says so.
-      if (request.signal.aborted) return void log.info({ ...fields, durationMs }, 'client went away');
+      // No status was sent to a client that left first.
+      if (request.signal.aborted) return gone(request);
+      const { durationMs, ...fields } = fieldsOf(request, entry);
       log.info({ ...fields, status: response.status, durationMs }, 'request completed');
     },
   };

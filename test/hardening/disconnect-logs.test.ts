@@ -67,3 +67,29 @@ describe('a client that goes away mid-request', () => {
     expect(metrics.text).not.toMatch(/^graphql_errors_total\{/m);
   });
 });
+
+describe('a client that goes away mid-stream (@defer)', () => {
+  it('is one info-or-debug line and a metric too, though the status went out first', async () => {
+    const before = lines.length;
+    const counted = async () =>
+      Number(/^graphql_client_disconnects_total (\d+)$/m.exec((await facade.get('/metrics')).text)?.[1]);
+    const disconnects = await counted();
+    const deferred = Array.from({ length: 5 }, (_, i) => `d${i}: classificationGroups(classificationId: "S-${i}")`);
+    const controller = new AbortController();
+    const response = await fetch(facade.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', 'x-request-id': 'gone-stream' },
+      body: JSON.stringify({ query: `{ __typename ... @defer { ${deferred.join(' ')} } }` }),
+      signal: controller.signal,
+    });
+    // The first part is out (the status with it); the deferred calls hang upstream.
+    await response.body!.getReader().read();
+    await expect.poll(() => upstream.requests.filter((r) => r.url.includes('/S-')).length).toBeGreaterThan(0);
+    controller.abort();
+    const gone = () => lines.slice(before).filter((l) => l.msg === 'client went away' && l.reqId === 'gone-stream');
+    await expect.poll(() => gone().length, { timeout: 5_000 }).toBe(1);
+    expect(gone()[0]!.level).toBeLessThanOrEqual(30);
+    expect(lines.slice(before).filter((l) => l.level >= 40)).toEqual([]);
+    expect(await counted()).toBe(disconnects + 1);
+  });
+});
