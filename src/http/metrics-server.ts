@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { answerClientError } from './client-errors.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
 
 /** A scrape's answer: the registry in Prometheus text format. */
@@ -24,17 +25,23 @@ export function createMetricsServer(
     connectionsCheckingInterval: 1_000,
     maxHeaderSize: 8_192,
   };
-  return createServer(options, (req, res) => {
+  const server = createServer(options, (req, res) => {
     if (invalidate && (req.url ?? '/').split('?')[0] === INVALIDATION_PATH) return invalidate(req, res);
     const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
-    if (!found) {
-      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-      return void res.end(JSON.stringify({ errors: [{ message: `Nothing is served here; metrics are at ${path}` }] }));
-    }
+    if (!found) return refuse(res, 404, `Nothing is served here; metrics are at ${path}`);
     void metrics().then(
       ({ contentType, body }) =>
         res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body),
-      () => res.writeHead(500, { 'cache-control': 'no-store' }).end(),
+      // A scraper needs to know only that this scrape failed, not the collector's internals.
+      () => refuse(res, 500, 'The metrics could not be collected; scrape again'),
     );
   });
+  // Malformed HTTP, a head too large or too slow: the same one-line JSON refusals as the main port.
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+function refuse(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify({ errors: [{ message }] }));
 }
