@@ -74,6 +74,13 @@ describe('a client that goes away mid-stream (@defer)', () => {
     const counted = async () =>
       Number(/^graphql_client_disconnects_total (\d+)$/m.exec((await facade.get('/metrics')).text)?.[1]);
     const disconnects = await counted();
+    // A stream read to its end is no disconnect, however its connection ends later.
+    const whole = await fetch(facade.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', 'x-request-id': 'whole-stream' },
+      body: JSON.stringify({ query: '{ __typename ... @defer { __typename } }' }),
+    });
+    expect(await whole.text()).toContain('"hasNext":false');
     const deferred = Array.from({ length: 5 }, (_, i) => `d${i}: classificationGroups(classificationId: "S-${i}")`);
     const controller = new AbortController();
     const response = await fetch(facade.url, {
@@ -91,5 +98,11 @@ describe('a client that goes away mid-stream (@defer)', () => {
     expect(gone()[0]!.level).toBeLessThanOrEqual(30);
     expect(lines.slice(before).filter((l) => l.level >= 40)).toEqual([]);
     expect(await counted()).toBe(disconnects + 1);
+    expect(
+      lines
+        .slice(before)
+        .filter((l) => l.reqId === 'whole-stream')
+        .map((l) => l.msg),
+    ).toEqual(['request completed']);
   });
 });
