@@ -84,7 +84,8 @@ export interface ClassificationGroupRecord {
 
 /**
  * The REST service's 404 body. Through GraphQL it never is a field value: the field is null
- * with a `NOT_FOUND` error whose message is this body's `error` text. Observed.
+ * with a `NOT_FOUND` error whose message is this body's `error` text, then the ids asked for
+ * (`No Products found: catalogId "X"`). Observed.
  */
 export interface CatalogNotFound {
   status: 404;
