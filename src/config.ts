@@ -75,6 +75,9 @@ export const settings = z.object({
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: int(100, 600_000).default(30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000).default(5_000),
+  // Requests one process serves at once; past it a request gets 503 at once rather than holding memory
+  // for its whole budget behind a slow PIM (a burst of held requests could otherwise exhaust the heap).
+  HTTP_MAX_IN_FLIGHT: int(1, 1_000_000).default(1_000),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
   READINESS_MAX_AGE_MS: int(100, 3_600_000).default(30_000),
   PIM_RETRIES: int(0, 10).default(2),
@@ -203,6 +206,7 @@ function toConfig(e: Settings) {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxInFlight: e.HTTP_MAX_IN_FLIGHT,
       shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     },
     readinessMaxAgeMs: e.READINESS_MAX_AGE_MS,

@@ -15,6 +15,8 @@ export interface HttpOptions {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open. */
   keepAliveTimeoutMs: number;
+  /** Requests served at once; past it a request (other than the probes) gets 503 at once. */
+  maxInFlight: number;
   /** How long shutdown waits for requests in flight before closing their connections. */
   shutdownGraceMs: number;
 }
@@ -44,8 +46,15 @@ const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  * `/health` (the process answers) and `/readiness` (the app says it can serve).
  */
 export function createServer(app: ServedApp, options: HttpOptions): FacadeServer {
-  const { maxBodyBytes, maxHeaderBytes, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownGraceMs } =
-    options;
+  const {
+    maxBodyBytes,
+    maxHeaderBytes,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
+    maxInFlight,
+    shutdownGraceMs,
+  } = options;
   // Responses not yet finished; after shutdown starts, the last one to finish lets it go on.
   const open = new Set<ServerResponse>();
   let closing = false;
@@ -84,6 +93,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (path === '/readiness') {
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }
+      // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
+      if (open.size > maxInFlight) {
+        res.setHeader('retry-after', '1');
+        return void send(res, 503, { errors: [{ message: messages[503] }] });
+      }
       void app.yoga(req, res);
     },
   ) as FacadeServer;
@@ -120,6 +134,7 @@ const messages: Record<number, string> = {
   400: 'The Host header is not a valid host',
   411: 'A request body needs a Content-Length header',
   413: 'The request body is too large',
+  503: 'The server is busy with other requests; retry in a second',
 };
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
