@@ -81,7 +81,6 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     intervalMs: 10_000,
     onFault: (fault) => observability.metrics.upstreamFaults.inc({ fault }),
   });
-  const { telemetry } = observability;
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -102,8 +101,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         if (reason) observability.metrics.staleAnswers.inc({ reason });
       },
     },
-    // Inside the retries, outside the per-attempt telemetry: each attempt's answer is judged once.
-    telemetry: telemetry ? (next) => faults.layer(telemetry(next)) : faults.layer,
+    telemetry: observability.telemetry,
+    upstreamFaults: faults.layer,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     byteLimits: config.upstreamByteLimits,
     resilience: {

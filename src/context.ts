@@ -95,6 +95,8 @@ export function createContextFactory({
           maxCalls: maxUpstreamCalls,
           onDedup,
           queue,
+          // Hashed here once: every step of every call of the request reads it from the call.
+          partition: client.partition(headers),
         }),
       );
       const representations = createAllowance(maxRepresentations);

@@ -21,8 +21,6 @@ export interface StaleServingOptions {
   /** Told about each Redis failure; a failed read is a miss, a failed write is skipped. */
   onError: (error: Error) => void;
   onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
-  /** Maps call headers to the credential partition; stale copies never cross it. */
-  credentialKey: (headers: Record<string, string>) => string;
   requestTimeoutMs: number;
   /** The HTTP cache's lifetime of answers that name none. */
   defaultTtlMs: number;
@@ -49,7 +47,6 @@ export function createStaleServing(options: StaleServingOptions) {
   });
   const layer: Layer = createStaleLayer({
     store,
-    keyOf: (path, headers) => `${options.credentialKey(headers)} ${path}`,
     staleIfErrorS: options.staleIfErrorS,
     staleWhileRevalidateS: options.staleWhileRevalidateS,
     defaultTtlMs: options.defaultTtlMs,
