@@ -5,16 +5,16 @@
  */
 import type { Dispatcher } from 'undici';
 import { createMetrics } from '../src/observability/metrics.ts';
-import { createAdmission } from '../src/pim/admission.ts';
-import { createByteLimits } from '../src/pim/byte-limits.ts';
+import { createAdmission } from '../src/pim/admission/admission.ts';
+import { createByteLimits } from '../src/pim/rest/byte-limits.ts';
 import { createCredentialKey } from '../src/pim/credential.ts';
-import { buildRequest } from '../src/pim/endpoints.ts';
-import { createFairQueue } from '../src/pim/fair-queue.ts';
-import { createBreaker } from '../src/pim/resilience.ts';
-import { createRetry } from '../src/pim/retry.ts';
-import { createTelemetry } from '../src/pim/telemetry.ts';
-import type { CallOptions, Send } from '../src/pim/types.ts';
-import { requestIdOf } from '../src/plugins/request-log.ts';
+import { buildRequest } from '../src/pim/rest/endpoints.ts';
+import { createFairQueue } from '../src/pim/admission/fair-queue.ts';
+import { createBreaker } from '../src/pim/steps/breaker.ts';
+import { createRetry } from '../src/pim/steps/retry.ts';
+import { createTelemetry } from '../src/pim/steps/telemetry.ts';
+import type { CallOptions, Send } from '../src/pim/rest/types.ts';
+import { requestIdOf } from '../src/observability/plugins/request-log.ts';
 
 const cpuUs = () => {
   const { user, system } = process.cpuUsage();

@@ -1,18 +1,18 @@
 import { Agent } from 'undici';
-import { createAdmission } from './admission.ts';
-import { createAnswerLookup } from './answer-lookup.ts';
-import { createByteLimits, type ByteAccount, type ByteLimitsOptions } from './byte-limits.ts';
-import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
-import { createCoalescing } from './coalesce.ts';
+import { createAdmission } from './admission/admission.ts';
+import { createAnswerLookup } from './steps/answer-lookup.ts';
+import { createByteLimits, type ByteAccount, type ByteLimitsOptions } from './rest/byte-limits.ts';
+import { createResponseCache, type ResponseCacheOptions } from './cache/cache.ts';
+import { createCoalescing } from './steps/coalesce.ts';
 import { createCredentialKey, createCredentialSecrets } from './credential.ts';
-import { createFairQueue } from './fair-queue.ts';
+import { createFairQueue } from './admission/fair-queue.ts';
 import { composeCall } from './pipeline.ts';
-import { createBreaker, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
-import { createRetry } from './retry.ts';
-import { createSend } from './send.ts';
-import { createStaleServing, type StaleServingOptions } from './stale-serving.ts';
-import type { Answer, CallOptions, CallRequest, Layer, UpstreamStatus } from './types.ts';
-import type { PimRequest } from './endpoints.ts';
+import { createBreaker, type ResilienceHooks, type ResilienceOptions } from './steps/breaker.ts';
+import { createRetry } from './steps/retry.ts';
+import { createSend } from './steps/send.ts';
+import { createStaleServing, type StaleServingOptions } from './steps/stale-serving.ts';
+import type { Answer, CallOptions, CallRequest, Layer, UpstreamStatus } from './rest/types.ts';
+import type { PimRequest } from './rest/endpoints.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */

@@ -1,11 +1,11 @@
 import DataLoader from 'dataloader';
-import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './endpoints.ts';
-import type { ByteAccount } from './byte-limits.ts';
+import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './rest/endpoints.ts';
+import type { ByteAccount } from './rest/byte-limits.ts';
 import type { PimClient } from './client.ts';
-import { PimError } from './errors.ts';
-import { NOT_FRESH } from './freshness.ts';
-import { tagsOf } from './tags.ts';
-import type { Answer, CallOptions, Freshness } from './types.ts';
+import { PimError } from './rest/errors.ts';
+import { NOT_FRESH } from './rest/freshness.ts';
+import { tagsOf } from './cache/tags.ts';
+import type { Answer, CallOptions, Freshness } from './rest/types.ts';
 
 export interface PimApiOptions {
   client: PimClient;

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { Layer, Send } from './types.ts';
+import type { Layer, Send } from './rest/types.ts';
 
 type Interceptor = Dispatcher.DispatcherComposeInterceptor;
 

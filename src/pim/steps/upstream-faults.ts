@@ -1,5 +1,5 @@
-import { isUpstreamAnswer, pimError, PimError } from './errors.ts';
-import type { Layer } from './types.ts';
+import { isUpstreamAnswer, pimError, PimError } from '../rest/errors.ts';
+import type { Layer } from '../rest/types.ts';
 import { createFaultLog, type StateLogger } from './upstream-log.ts';
 
 /** Faults of configuration or outage that an answer reveals, as metrics label them. */

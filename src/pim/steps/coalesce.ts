@@ -1,4 +1,4 @@
-import type { Answer, CallOptions, Layer } from './types.ts';
+import type { Answer, CallOptions, Layer } from '../rest/types.ts';
 
 interface Flight {
   result: Promise<Answer>;

@@ -1,8 +1,8 @@
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
-import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from './errors.ts';
+import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
 import type { RetryOptions } from './retry.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
-import type { Layer, UpstreamStatus } from './types.ts';
+import type { Layer, UpstreamStatus } from '../rest/types.ts';
 
 /** The retry settings (retry.ts) travel with the breaker's: one configuration group. */
 export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {

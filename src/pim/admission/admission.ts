@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { pimError } from './errors.ts';
+import { pimError } from '../rest/errors.ts';
 import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 
 /** What the admission interceptor reads from a call's dispatch options, besides undici's own. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PimRequest } from './endpoints.ts';
-import { PimError } from './errors.ts';
-import type { Layer } from './types.ts';
+import type { PimRequest } from '../rest/endpoints.ts';
+import { PimError } from '../rest/errors.ts';
+import type { Layer } from '../rest/types.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. */

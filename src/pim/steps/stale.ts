@@ -1,8 +1,8 @@
-import type { ByteAccount } from './byte-limits.ts';
-import { PimError, type PimErrorCode } from './errors.ts';
-import { NOT_FRESH } from './freshness.ts';
-import type { KeptAnswer, LastKnownGood } from './last-known-good.ts';
-import type { Answer, CallOptions, Freshness, Keepable, Layer } from './types.ts';
+import type { ByteAccount } from '../rest/byte-limits.ts';
+import { PimError, type PimErrorCode } from '../rest/errors.ts';
+import { NOT_FRESH } from '../rest/freshness.ts';
+import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
+import type { Answer, CallOptions, Freshness, Keepable, Layer } from '../rest/types.ts';
 
 /** How an answer was found: fresh in the cache, from the PIM, stale, or a background refresh's. */
 export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'revalidated';

@@ -1,9 +1,9 @@
 import { request, type Dispatcher } from 'undici';
-import type { AdmissionDispatchOptions } from './admission.ts';
-import { readAnswer } from './answer.ts';
-import { pimError, PimError } from './errors.ts';
-import { checkedUrl } from './guards.ts';
-import type { Send } from './types.ts';
+import type { AdmissionDispatchOptions } from '../admission/admission.ts';
+import { readAnswer } from '../rest/answer.ts';
+import { pimError, PimError } from '../rest/errors.ts';
+import { checkedUrl } from '../rest/guards.ts';
+import type { Send } from '../rest/types.ts';
 
 export interface SendOptions {
   base: URL;

@@ -1,8 +1,8 @@
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
-import { closeRedis, createRedis } from '../redis.ts';
+import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, GetResult } from './cache-store.ts';
-import type { Answer } from './types.ts';
+import type { Answer } from '../rest/types.ts';
 import { createRedisCacheStore } from './redis-cache-store.ts';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;

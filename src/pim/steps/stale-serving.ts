@@ -1,9 +1,9 @@
-import { closeRedis, createRedis, replyWithin } from '../redis.ts';
-import type { ByteAccount } from './byte-limits.ts';
-import { createInvalidations } from './invalidations.ts';
-import { createLastKnownGood } from './last-known-good.ts';
+import { closeRedis, createRedis, replyWithin } from '../../redis.ts';
+import type { ByteAccount } from '../rest/byte-limits.ts';
+import { createInvalidations } from '../cache/invalidations.ts';
+import { createLastKnownGood } from '../cache/last-known-good.ts';
 import { createStaleLayer, type CacheOutcome } from './stale.ts';
-import type { Layer } from './types.ts';
+import type { Layer } from '../rest/types.ts';
 
 export interface StaleServingOptions {
   /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0 turns it off. */

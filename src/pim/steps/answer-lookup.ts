@@ -1,5 +1,5 @@
-import type { ResponseCache } from './cache.ts';
-import type { Layer } from './types.ts';
+import type { ResponseCache } from '../cache/cache.ts';
+import type { Layer } from '../rest/types.ts';
 
 export interface AnswerLookupOptions {
   cache: Pick<ResponseCache, 'lookup' | 'remember'>;
