@@ -33,7 +33,7 @@ export interface Observability {
   metrics: Metrics;
   /** Yoga plugins: /metrics, request log and id, operation spans. */
   plugins: Plugin[];
-  /** The client's innermost layer: upstream metrics and spans per attempt. */
+  /** The client's telemetry step (see pim/pipeline.ts): upstream metrics and spans per attempt. */
   telemetry: Layer;
   /** Called when the per-request DataLoader answers a load from its cache. */
   onDedup(request: PimRequest): void;

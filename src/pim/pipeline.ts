@@ -12,7 +12,7 @@ export interface CallSteps {
   retry: Layer;
   upstreamFaults: Layer | undefined;
   telemetry: Layer | undefined;
-  /** Reads the answer off the dispatcher built from the steps below. */
+  /** steps/send.ts: reads the answer off the dispatcher built from the steps below. */
   send: (dispatcher: Dispatcher) => Send;
   httpCache: Interceptor | undefined;
   admission: Interceptor;
@@ -23,26 +23,26 @@ export interface CallSteps {
 /** The upstream call, in the one order it runs: each step sees only the calls the step before lets through. */
 export function composeCall(steps: CallSteps): Send {
   const layers = [
-    // Parsed fresh answers: a hit skips everything below, so nothing is shared, guarded, queued or timed.
+    // steps/answer-lookup.ts, parsed fresh answers: a hit skips all below, nothing shared, guarded, queued or timed.
     steps.answerLookup,
-    // Stale serving: outside every failure below, so a kept copy stands in whatever failed (breaker included).
+    // steps/stale.ts, stale serving: outside every failure below, so a kept copy stands in for any (breaker's too).
     steps.stale,
-    // Coalescing: identical calls in flight share one, and so one breaker decision and one retry sequence.
+    // steps/coalesce.ts: identical calls in flight share one, and so one breaker decision and one retry sequence.
     steps.coalescing,
-    // Breaker: outside the retries, so a retried call counts once and an open breaker stops the retrying.
+    // steps/breaker.ts: outside the retries, so a retried call counts once and an open breaker stops the retrying.
     steps.breaker,
-    // Retry: each attempt goes through everything below, measured and judged afresh.
+    // steps/retry.ts: each attempt goes through everything below, measured and judged afresh.
     steps.retry,
-    // Upstream faults: judges each attempt's answer once (server key refused, a 2xx that is not JSON).
+    // steps/upstream-faults.ts: judges each attempt's answer once (server key refused, a 2xx that is not JSON).
     steps.upstreamFaults,
-    // Telemetry: each attempt that reaches the dispatcher, with the status the PIM gave, and its span.
+    // steps/telemetry.ts: each attempt that reaches the dispatcher, with the status the PIM gave, and its span.
     steps.telemetry,
   ];
   // Inside the send, undici interceptors run in this order too, outermost first.
   const interceptors = [
-    // HTTP cache: a hit or a revalidation answers before admission, so hits never queue.
+    // cache/cache.ts, the HTTP cache: a hit or a revalidation answers before admission, so hits never queue.
     steps.httpCache,
-    // Admission (fair queue): only calls that go to the wire wait for a connection slot and a deadline.
+    // admission/admission.ts, the fair queue: only calls bound for the wire wait for a slot and get a deadline.
     steps.admission,
   ];
   // The socket: the Agent's pool, innermost. compose() makes its last interceptor the outermost.

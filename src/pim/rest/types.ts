@@ -48,7 +48,7 @@ export interface Answer {
   stale?: Staleness | undefined;
 }
 
-/** What one upstream call needs besides the request itself; every layer passes it on. */
+/** What one upstream call needs besides the request itself; every step passes it on. */
 export interface CallOptions {
   /** Sent upstream: credentials, request id, trace context. */
   headers: Record<string, string>;

@@ -8,7 +8,7 @@ interface Flight {
 }
 
 /**
- * Creates the layer that lets concurrent identical GETs of one credential partition share one
+ * Creates the step that lets concurrent identical GETs of one credential partition share one
  * upstream call while it is in flight. Waiters leave on their own abort signal; the shared call
  * is aborted only when the last waiter has left, and its result or error goes to everyone still waiting.
  */

@@ -30,7 +30,7 @@ export function isFaultyAnswer(error: unknown): boolean {
 }
 
 /**
- * A client layer that tells configuration and outage faults apart from one caller's failures: a
+ * A client step that tells configuration and outage faults apart from one caller's failures: a
  * 401 to a call carrying only the server key becomes SERVER_CREDENTIALS_REJECTED (the caller sent
  * nothing to be refused), and a 2xx that is not JSON is noted. Both are counted and logged.
  */
