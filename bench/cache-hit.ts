@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createPimClient } from '../src/pim/client.ts';
-import { buildRequest } from '../src/pim/endpoints.ts';
+import { buildRequest } from '../src/pim/rest/endpoints.ts';
 import { startServer } from './load.ts';
 import { CACHEABLE_PREFIX } from './upstream.ts';
 

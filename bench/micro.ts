@@ -5,15 +5,16 @@
  */
 import type { Dispatcher } from 'undici';
 import { createMetrics } from '../src/observability/metrics.ts';
-import { createAdmission } from '../src/pim/admission.ts';
-import { createByteLimits } from '../src/pim/byte-limits.ts';
+import { createAdmission } from '../src/pim/admission/admission.ts';
+import { createByteLimits } from '../src/pim/rest/byte-limits.ts';
 import { createCredentialKey } from '../src/pim/credential.ts';
-import { buildRequest } from '../src/pim/endpoints.ts';
-import { createFairQueue } from '../src/pim/fair-queue.ts';
-import { createResilience } from '../src/pim/resilience.ts';
-import { createTelemetry } from '../src/pim/telemetry.ts';
-import type { CallOptions, Send } from '../src/pim/types.ts';
-import { requestIdOf } from '../src/plugins/request-log.ts';
+import { buildRequest } from '../src/pim/rest/endpoints.ts';
+import { createFairQueue } from '../src/pim/admission/fair-queue.ts';
+import { createBreaker } from '../src/pim/steps/breaker.ts';
+import { createRetry } from '../src/pim/steps/retry.ts';
+import { createTelemetry } from '../src/pim/steps/telemetry.ts';
+import type { CallOptions, Send } from '../src/pim/rest/types.ts';
+import { requestIdOf } from '../src/observability/plugins/request-log.ts';
 
 const cpuUs = () => {
   const { user, system } = process.cpuUsage();
@@ -65,12 +66,13 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
     headers: { 'x-api-key': 'bench' },
     deadline: Date.now() + 3_600_000,
     bytes: bytes.open(),
+    partition: 'bench',
   };
-  const resilience = createResilience({ retries: 2, retryBaseMs: 100, breakerThreshold: 10, halfOpenAfterMs: 10_000 });
-  const guarded = resilience.layers.reduceRight((next, layer) => layer(next), send);
+  const breaker = createBreaker({ breakerThreshold: 10, halfOpenAfterMs: 10_000 });
+  const guarded = breaker.layer(createRetry({ retries: 2, retryBaseMs: 100 })(send));
   const empty = await perCall(n, () => send(request, call));
   const breakerAndRetries = (await perCall(n, () => guarded(request, call))) - empty;
-  resilience.close();
+  breaker.close();
   const metrics = createMetrics();
   const counted = createTelemetry({ calls: metrics.upstreamCalls, duration: metrics.upstreamDuration })(send);
   const upstreamMetrics = (await perCall(n, () => counted(request, call))) - empty;

@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../src/config.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { useAbuseLimits } from '../src/plugins/limits.ts';
-import { useMetrics } from '../src/plugins/metrics.ts';
+import { useMetrics } from '../src/observability/plugins/metrics.ts';
 import { useSecurity } from '../src/plugins/security.ts';
 
 /** The façade's plugins that no setting turns off; the bill prices each on the floor. */

@@ -9,10 +9,10 @@ import { createObservability } from './observability/setup.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { createPimClient } from './pim/client.ts';
 import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.ts';
-import { createUpstreamFaults } from './pim/upstream-faults.ts';
-import type { UpstreamStatus } from './pim/types.ts';
+import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
+import type { UpstreamStatus } from './pim/rest/types.ts';
 import { createInvalidationHandler } from './http/invalidate.ts';
-import { createReadiness } from './http/readiness.ts';
+import { createReadiness } from './pim/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
@@ -81,7 +81,6 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     intervalMs: 10_000,
     onFault: (fault) => observability.metrics.upstreamFaults.inc({ fault }),
   });
-  const { telemetry } = observability;
   const client = createPimClient({
     baseUrl: config.pimBaseUrl,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -102,8 +101,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         if (reason) observability.metrics.staleAnswers.inc({ reason });
       },
     },
-    // Inside the retries, outside the per-attempt telemetry: each attempt's answer is judged once.
-    telemetry: telemetry ? (next) => faults.layer(telemetry(next)) : faults.layer,
+    telemetry: observability.telemetry,
+    upstreamFaults: faults.layer,
     maxBodyBytes: config.maxUpstreamBodyBytes,
     byteLimits: config.upstreamByteLimits,
     resilience: {

@@ -1,10 +1,10 @@
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import type { ByteAccount } from './pim/byte-limits.ts';
+import type { ByteAccount } from './pim/rest/byte-limits.ts';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
 import type { UpstreamCredentials } from './pim/credential.ts';
-import type { InputLimits, PimRequest } from './pim/endpoints.ts';
-import { requestIdOf } from './plugins/request-log.ts';
+import type { InputLimits, PimRequest } from './pim/rest/endpoints.ts';
+import { requestIdOf } from './observability/plugins/request-log.ts';
 import { withErrorContract } from './errors.ts';
 
 /** What this server adds to Yoga's context. */
@@ -95,6 +95,8 @@ export function createContextFactory({
           maxCalls: maxUpstreamCalls,
           onDedup,
           queue,
+          // Hashed here once: every step of every call of the request reads it from the call.
+          partition: client.partition(headers),
         }),
       );
       const representations = createAllowance(maxRepresentations);

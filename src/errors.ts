@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type YogaServerOptions } from 'graphql-yoga';
-import { PimError } from './pim/errors.ts';
-import type { OperationName, PimArgs } from './pim/endpoints.ts';
+import { PimError } from './pim/rest/errors.ts';
+import type { OperationName, PimArgs } from './pim/rest/endpoints.ts';
 import type { PimApi } from './pim/loaders.ts';
 
 /**

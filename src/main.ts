@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createMetricsServer } from './http/metrics-server.ts';
 import { createServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
-import { API_PREFIX } from './pim/endpoints.ts';
+import { API_PREFIX } from './pim/rest/endpoints.ts';
 
 const config = orExit(() => loadConfig());
 const logger = createLogger(config.logLevel, { pretty: config.development });

@@ -36,6 +36,24 @@ describe('module structure', () => {
       '^src/plugins/',
       '^src/(observability/|context\\.ts|app\\.ts)',
     ],
+    // src/pim by role, bottom up: rest/ (endpoints, answers), then admission/ and cache/, then steps/ of the
+    // call, then the files at its top that compose them (client.ts, pipeline.ts, loaders.ts).
+    [
+      'the REST endpoints and answers at the bottom of src/pim: rest/ imports no other part of it',
+      '^src/pim/rest/',
+      '^src/pim/(?!rest/)',
+    ],
+    [
+      'admission below the steps: src/pim/admission imports only rest/',
+      '^src/pim/admission/',
+      '^src/pim/(?!rest/|admission/)',
+    ],
+    ['the caches below the steps: src/pim/cache imports only rest/', '^src/pim/cache/', '^src/pim/(?!rest/|cache/)'],
+    [
+      'the steps below what composes them: src/pim/steps imports no file at the top of src/pim',
+      '^src/pim/steps/',
+      '^src/pim/[^/]+$',
+    ],
   ])('keeps %s', async (_name, from, above) => {
     const rule = { name: 'layers', severity: 'error', from: { path: from }, to: { path: above } };
     expect(await violations([rule])).toEqual([]);

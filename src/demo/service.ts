@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
-import { API_PREFIX } from '../pim/endpoints.ts';
+import { API_PREFIX } from '../pim/rest/endpoints.ts';
 import { loadDemoData, type DemoIndex } from './data.ts';
 import { BadRequestError, fail, toResponse, type Reply } from './envelope.ts';
 import { listGroups, readGroup } from './groups.ts';

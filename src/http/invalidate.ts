@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { ALL } from '../pim/invalidations.ts';
-import { catalogTag, classificationTag } from '../pim/tags.ts';
+import { ALL } from '../pim/cache/invalidations.ts';
+import { catalogTag, classificationTag } from '../pim/cache/tags.ts';
 
 export interface InvalidationOptions {
   /** CACHE_ADMIN_TOKEN: the bearer token a caller must send. */

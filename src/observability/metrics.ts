@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { breakerStateNames } from '../pim/resilience.ts';
-import type { UpstreamStatus } from '../pim/types.ts';
+import { breakerStateNames } from '../pim/steps/breaker.ts';
+import type { UpstreamStatus } from '../pim/rest/types.ts';
 
 /** Seconds; upstream calls and operations share the buckets so the two can be compared. */
 const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -1,13 +1,13 @@
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Layer } from '../pim/types.ts';
-import type { PimRequest } from '../pim/endpoints.ts';
-import type { UpstreamStatus } from '../pim/types.ts';
-import { createTelemetry } from '../pim/telemetry.ts';
-import { useMetrics } from '../plugins/metrics.ts';
-import { useRequestLog } from '../plugins/request-log.ts';
-import { useTracing } from '../plugins/tracing.ts';
+import type { Layer } from '../pim/rest/types.ts';
+import type { PimRequest } from '../pim/rest/endpoints.ts';
+import type { UpstreamStatus } from '../pim/rest/types.ts';
+import { createTelemetry } from '../pim/steps/telemetry.ts';
+import { useMetrics } from './plugins/metrics.ts';
+import { useRequestLog } from './plugins/request-log.ts';
+import { useTracing } from './plugins/tracing.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createTracerProvider } from './tracing.ts';
 
@@ -33,7 +33,7 @@ export interface Observability {
   metrics: Metrics;
   /** Yoga plugins: /metrics, request log and id, operation spans. */
   plugins: Plugin[];
-  /** The client's innermost layer: upstream metrics and spans per attempt. */
+  /** The client's telemetry step (see pim/pipeline.ts): upstream metrics and spans per attempt. */
   telemetry: Layer;
   /** Called when the per-request DataLoader answers a load from its cache. */
   onDedup(request: PimRequest): void;

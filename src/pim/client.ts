@@ -1,16 +1,18 @@
-import { Agent, request } from 'undici';
-import { readAnswer } from './answer.ts';
-import { createByteLimits, type ByteAccount, type ByteLimitsOptions } from './byte-limits.ts';
-import { pimError, PimError } from './errors.ts';
-import { createResponseCache, type ResponseCacheOptions } from './cache.ts';
-import { createAdmission, type AdmissionDispatchOptions } from './admission.ts';
-import { createCoalescing } from './coalesce.ts';
+import { Agent } from 'undici';
+import { createAdmission } from './admission/admission.ts';
+import { createAnswerLookup } from './steps/answer-lookup.ts';
+import { createByteLimits, type ByteAccount, type ByteLimitsOptions } from './rest/byte-limits.ts';
+import { createResponseCache, type ResponseCacheOptions } from './cache/cache.ts';
+import { createCoalescing } from './steps/coalesce.ts';
 import { createCredentialKey, createCredentialSecrets } from './credential.ts';
-import { createFairQueue } from './fair-queue.ts';
-import { checkedUrl } from './guards.ts';
-import { createResilience, type ResilienceHooks, type ResilienceOptions } from './resilience.ts';
-import { createStaleServing, type StaleServingOptions } from './stale-serving.ts';
-import type { Layer, Send, UpstreamStatus } from './types.ts';
+import { createFairQueue } from './admission/fair-queue.ts';
+import { composeCall } from './pipeline.ts';
+import { createBreaker, type ResilienceHooks, type ResilienceOptions } from './steps/breaker.ts';
+import { createRetry } from './steps/retry.ts';
+import { createSend } from './steps/send.ts';
+import { createStaleServing, type StaleServingOptions } from './steps/stale-serving.ts';
+import type { Answer, CallOptions, CallRequest, Layer, UpstreamStatus } from './rest/types.ts';
+import type { PimRequest } from './rest/endpoints.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -29,9 +31,11 @@ export interface PimClientOptions {
   /** HTTP cache of upstream answers; false turns it off. */
   cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl' | 'invalidatedSince'> | false;
   /** Stale answers: last-known-good on failures, stale-while-revalidate, invalidation; absent: none. */
-  stale?: Omit<StaleServingOptions, 'credentialKey' | 'requestTimeoutMs' | 'defaultTtlMs' | 'openBytes'> | undefined;
-  /** Metrics and spans; innermost, so each attempt (every retry) is measured with its own status. */
+  stale?: Omit<StaleServingOptions, 'requestTimeoutMs' | 'defaultTtlMs' | 'openBytes'> | undefined;
+  /** Metrics and spans of each attempt (every retry) with its own status. */
   telemetry?: Layer | undefined;
+  /** Tells configuration and outage faults apart from one caller's failures (upstream-faults.ts). */
+  upstreamFaults?: Layer | undefined;
   /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
   maxBodyBytes: number;
   /** Caps on upstream bytes per GraphQL request and held by the process at once. */
@@ -42,7 +46,9 @@ export interface PimClientOptions {
 
 /** Speaks HTTP to the REST service; knows nothing about GraphQL. */
 export interface PimClient {
-  get: Send;
+  get(request: PimRequest, call: CallRequest): Promise<Answer>;
+  /** The credential partition of a call's headers: compute it once per GraphQL request, pass it with each call. */
+  partition(headers: Readonly<Record<string, string>>): string;
   close(): Promise<void>;
   /** Breaker state, for readiness and metrics. */
   status: UpstreamStatus;
@@ -66,6 +72,7 @@ export function createPimClient({
   cache: cacheOptions,
   stale: staleOptions,
   telemetry,
+  upstreamFaults,
   maxBodyBytes,
   byteLimits,
   resilience: resilienceOptions,
@@ -84,7 +91,6 @@ export function createPimClient({
     staleOptions &&
     createStaleServing({
       ...staleOptions,
-      credentialKey,
       requestTimeoutMs,
       defaultTtlMs: cacheOptions === false ? 0 : cacheOptions.defaultTtlMs,
       openBytes: () => bytesHeld.open(),
@@ -96,59 +102,40 @@ export function createPimClient({
     cacheOptions === false
       ? undefined
       : createResponseCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
-  const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential });
-  const admission = createAdmission({ queue, keyOf: credentialKey, requestTimeoutMs });
-  // compose() wraps outward: the cache answers hits before admission, so hits never queue.
-  const dispatcher = cache ? agent.compose(admission, cache.interceptor) : agent.compose(admission);
-
-  const send: Send = async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare }) => {
-    // Read by the admission interceptor: the budget bounds both the queue wait and the call.
-    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare };
-    try {
-      const response = await request(checkedUrl(base, pimRequest.path), {
-        dispatcher,
-        method: 'GET',
-        headers: { ...headers, accept: 'application/json' },
-        signal,
-        ...admitted,
-      });
-      return await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
-    } catch (error) {
-      if (error instanceof PimError) throw error;
-      // The caller went away: let its own abort reason through rather than blame the PIM.
-      if (signal?.aborted) throw signal.reason;
-      throw classifyFailure(error);
-    }
-  };
-  const resilience = createResilience(resilienceOptions);
-  // Outermost first: each layer sees the calls of the one before it. Coalescing shares one flight, and
-  // so one breaker decision and one retry sequence; the HTTP cache sits inside send, in the dispatcher.
-  // The stale step goes first: it answers with a kept copy whatever the steps inside it failed with.
-  const layers: Layer[] = [
-    ...(stale ? [stale.layer] : []),
-    ...(coalesce ? [createCoalescing({ credentialKey })] : []),
-    ...resilience.layers,
-    ...(telemetry ? [telemetry] : []),
-  ];
-  const layered = layers.reduceRight<Send>((next, layer) => layer(next), send);
-  // A fresh answer already parsed skips every layer: nothing is sent, so nothing to share, guard or time.
-  const get: Send = !cache
-    ? layered
-    : async (pimRequest, call) => {
-        // A call that asks past the caches (the readiness probe) must reach the HTTP cache's revalidation.
-        const cached = asksPastCache(call.headers) ? undefined : cache.lookup(pimRequest.path, call.headers);
-        if (cached !== undefined) return (stale?.onOutcome?.('hit'), cached);
-        const answer = await layered(pimRequest, call);
-        cache.remember(pimRequest.path, call.headers, answer);
-        return answer;
-      };
+  const breaker = createBreaker(resilienceOptions);
+  const call = composeCall({
+    answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
+    stale: stale?.layer,
+    coalescing: coalesce ? createCoalescing() : undefined,
+    breaker: breaker.layer,
+    retry: createRetry(resilienceOptions),
+    upstreamFaults,
+    telemetry,
+    send: (dispatcher) => createSend({ base, dispatcher, maxBodyBytes, secretsOf }),
+    httpCache: cache?.interceptor,
+    admission: createAdmission({
+      queue: createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential }),
+      keyOf: credentialKey,
+      requestTimeoutMs,
+    }),
+    agent,
+  });
+  // Callers that bring no partition (the readiness probe, tests) get it computed here.
+  const get = (request: PimRequest, options: CallRequest) =>
+    call(
+      request,
+      options.partition === undefined
+        ? { ...options, partition: credentialKey(options.headers) }
+        : (options as CallOptions),
+    );
   return {
     get,
+    partition: credentialKey,
     close: async () => {
-      resilience.close();
+      breaker.close();
       await Promise.all([agent.close(), cache?.close(), stale?.close()]);
     },
-    status: resilience.status,
+    status: breaker.status,
     openByteAccount: () => bytesHeld.open(),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {
@@ -156,27 +143,4 @@ export function createPimClient({
       await stale.invalidate(tag);
     },
   };
-}
-
-const asksPastCache = (headers: Record<string, string>) => /\bno-cache\b/i.test(headers['cache-control'] ?? '');
-
-const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const unavailableCodes = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-]);
-
-function classifyFailure(error: unknown): PimError {
-  const code = (error as { code?: string }).code ?? '';
-  if (timeoutCodes.has(code)) return pimError('UPSTREAM_TIMEOUT', error);
-  if (unavailableCodes.has(code)) return pimError('UPSTREAM_UNAVAILABLE', error);
-  return pimError('UPSTREAM_ERROR', error);
 }

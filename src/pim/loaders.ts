@@ -1,11 +1,11 @@
 import DataLoader from 'dataloader';
-import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './endpoints.ts';
-import type { ByteAccount } from './byte-limits.ts';
+import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './rest/endpoints.ts';
+import type { ByteAccount } from './rest/byte-limits.ts';
 import type { PimClient } from './client.ts';
-import { PimError } from './errors.ts';
-import { NOT_FRESH } from './freshness.ts';
-import { tagsOf } from './tags.ts';
-import type { Answer, CallOptions, Freshness } from './types.ts';
+import { PimError } from './rest/errors.ts';
+import { NOT_FRESH } from './rest/freshness.ts';
+import { tagsOf } from './cache/tags.ts';
+import type { Answer, CallOptions, Freshness } from './rest/types.ts';
 
 export interface PimApiOptions {
   client: PimClient;
@@ -24,6 +24,8 @@ export interface PimApiOptions {
   onDedup?: ((request: PimRequest) => void) | undefined;
   /** Where this request's calls wait for a connection (see CallOptions). */
   queue?: Pick<CallOptions, 'queueKey' | 'queueShare'> | undefined;
+  /** The credential partition of `headers` (see CallOptions), computed once for the request. */
+  partition?: string | undefined;
 }
 
 /** Where a field sits in the response; GraphQL's `info.path` is one. */
@@ -63,12 +65,13 @@ export function createPimApi({
   maxCalls,
   onDedup,
   queue,
+  partition,
 }: PimApiOptions): PimApi {
   const loader = new DataLoader<PimRequest, Promise<Answer>, string>(
     // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
     // settles with its own promise, so a fast field (or the first part of a @defer response)
     // never waits for the slowest call of its batch.
-    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline, bytes, ...queue })),
+    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline, bytes, partition, ...queue })),
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();

@@ -2,7 +2,7 @@ import etag from 'etag';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import vary from 'vary';
 import type { PimApi } from '../pim/loaders.ts';
-import type { Freshness } from '../pim/types.ts';
+import type { Freshness } from '../pim/rest/types.ts';
 
 export interface HttpCachingOptions {
   /** Lower-case incoming headers passed on to the PIM: they make a response private and are varied on. */

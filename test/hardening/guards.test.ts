@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkedUrl } from '../../src/pim/guards.ts';
-import { PimError } from '../../src/pim/errors.ts';
+import { checkedUrl } from '../../src/pim/rest/guards.ts';
+import { PimError } from '../../src/pim/rest/errors.ts';
 
 // The second lock behind endpoints.ts' encoding: paths that encoding never produces are refused anyway.
 describe('checkedUrl', () => {

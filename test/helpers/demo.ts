@@ -1,5 +1,5 @@
 import { listenDemoService } from '../../src/demo/service.ts';
-import { API_PREFIX } from '../../src/pim/endpoints.ts';
+import { API_PREFIX } from '../../src/pim/rest/endpoints.ts';
 import { startUpstream } from './upstream.ts';
 
 /** Answer headers that belong to one connection, not to the answer a proxy passes on. */

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { createAdmission } from '../../src/pim/admission.ts';
-import { createFairQueue } from '../../src/pim/fair-queue.ts';
+import { createAdmission } from '../../src/pim/admission/admission.ts';
+import { createFairQueue } from '../../src/pim/admission/fair-queue.ts';
 
 // One slot in all: a call that kept it would leave the next one waiting until its deadline.
 const setup = () => {

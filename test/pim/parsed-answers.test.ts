@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPimClient, type PimClient } from '../../src/pim/client.ts';
-import { buildRequest } from '../../src/pim/endpoints.ts';
-import type { Layer } from '../../src/pim/types.ts';
+import { buildRequest } from '../../src/pim/rest/endpoints.ts';
+import type { Layer } from '../../src/pim/rest/types.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 // Each classification id is its own URL; `brief` answers max-age=2, every other one max-age=60.

@@ -1,6 +1,6 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { describeOperation, errorsOf, type ResultPart } from './operation.ts';
+import { describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
 
 /** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
 export interface OperationMetrics {

@@ -1,15 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
-import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from './errors.ts';
-import type { PimRequest } from './endpoints.ts';
+import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
+import type { RetryOptions } from './retry.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
-import type { Layer, UpstreamStatus } from './types.ts';
+import type { Layer, UpstreamStatus } from '../rest/types.ts';
 
-export interface ResilienceOptions {
-  /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. */
-  retries: number;
-  /** Ceiling of the first jittered backoff; it doubles with each retry. */
-  retryBaseMs: number;
+/** The retry settings (retry.ts) travel with the breaker's: one configuration group. */
+export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {
   /** Consecutive upstream failures that open the breaker. */
   breakerThreshold: number;
   /** Time the breaker stays open before it lets one probe call through. */
@@ -19,18 +15,13 @@ export interface ResilienceOptions {
 /** What the policies report; not configuration. */
 export interface ResilienceHooks {
   /** Told before each retry of `request` is sent. */
-  onRetry?: ((request: PimRequest) => void) | undefined;
+  onRetry?: RetryOptions['onRetry'];
   /** Told when the breaker opens or closes and when the upstream stops or starts answering. */
   logger?: StateLogger | undefined;
 }
 
-/** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). */
-const RETRY_MAX_DELAY_MS = 2_000;
-
 /** Failures that say the upstream itself is unwell; these feed the breaker. */
 const faultCodes = new Set<PimErrorCode>(['UPSTREAM_ERROR', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE']);
-const retryStatuses = new Set([429, 502, 503, 504]);
-const resetCodes = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
 // No Isolated: only breaker.isolate() enters it, and nothing calls that.
 const breakerStates = {
   [CircuitState.Closed]: 'closed',
@@ -46,25 +37,19 @@ export const breakerStateNames = Object.values(breakerStates);
 const isFault = (error: unknown) =>
   error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error.status);
 
-function isRetryable(error: unknown): error is PimError {
-  if (!(error instanceof PimError)) return false;
-  if (error.status !== undefined) return retryStatuses.has(error.status);
-  // Timeouts are never retried: the time is spent, and a retry would only pile onto a slow upstream.
-  return error.code === 'UPSTREAM_UNAVAILABLE' && resetCodes.has((error.cause as { code?: string })?.code ?? '');
-}
-
 /**
- * The upstream policies as client layers, outermost first: a circuit breaker (cockatiel) around
- * bounded, jittered retries. Every call through them is a GET, so each is safe to repeat.
+ * The circuit breaker step (cockatiel): after consecutive upstream faults it fails calls at once,
+ * then lets one probe through. Retries (retry.ts) go inside it, so a retried call is one decision.
  */
-export function createResilience({
-  retries,
-  retryBaseMs,
+export function createBreaker({
   breakerThreshold,
   halfOpenAfterMs,
-  onRetry,
   logger,
-}: ResilienceOptions & ResilienceHooks): { layers: Layer[]; status: UpstreamStatus; close(): void } {
+}: Pick<ResilienceOptions, 'breakerThreshold' | 'halfOpenAfterMs'> & Pick<ResilienceHooks, 'logger'>): {
+  layer: Layer;
+  status: UpstreamStatus;
+  close(): void;
+} {
   const breaker = circuitBreaker(handleWhen(isFault), {
     halfOpenAfter: halfOpenAfterMs,
     breaker: new ConsecutiveBreaker(breakerThreshold),
@@ -111,30 +96,10 @@ export function createResilience({
     }
   };
 
-  const retryLayer: Layer = (next) => async (request, call) => {
-    const { signal } = call;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        if (attempt > 0) onRetry?.(request);
-        return await next(request, call);
-      } catch (error) {
-        if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
-        // Full jitter spreads the retries of many callers that failed at the same moment.
-        const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
-        const wait = Math.max(backoff, error.retryAfterMs ?? 0);
-        // A Retry-After past the operation's deadline cannot be honoured: fail now, not later.
-        if (wait >= call.deadline - Date.now()) throw error;
-        await sleep(wait, undefined, { signal }).catch(() => {
-          throw signal?.reason ?? error;
-        });
-      }
-    }
-  };
-
   const status: UpstreamStatus = {
     get breaker() {
       return breakerStates[breaker.state as keyof typeof breakerStates];
     },
   };
-  return { layers: [breakerLayer, retryLayer], status, close: log.close };
+  return { layer: breakerLayer, status, close: log.close };
 }

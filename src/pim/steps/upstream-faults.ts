@@ -1,5 +1,5 @@
-import { isUpstreamAnswer, pimError, PimError } from './errors.ts';
-import type { Layer } from './types.ts';
+import { isUpstreamAnswer, pimError, PimError } from '../rest/errors.ts';
+import type { Layer } from '../rest/types.ts';
 import { createFaultLog, type StateLogger } from './upstream-log.ts';
 
 /** Faults of configuration or outage that an answer reveals, as metrics label them. */
@@ -30,7 +30,7 @@ export function isFaultyAnswer(error: unknown): boolean {
 }
 
 /**
- * A client layer that tells configuration and outage faults apart from one caller's failures: a
+ * A client step that tells configuration and outage faults apart from one caller's failures: a
  * 401 to a call carrying only the server key becomes SERVER_CREDENTIALS_REJECTED (the caller sent
  * nothing to be refused), and a 2xx that is not JSON is noted. Both are counted and logged.
  */

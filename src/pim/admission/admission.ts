@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { pimError } from './errors.ts';
+import { pimError } from '../rest/errors.ts';
 import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 
 /** What the admission interceptor reads from a call's dispatch options, besides undici's own. */
@@ -10,11 +10,13 @@ export interface AdmissionDispatchOptions {
   queueKey?: string | undefined;
   /** Share inside the partition (the GraphQL request or client address); unset, the partition is one share. */
   queueShare?: string | undefined;
+  /** The call's credential partition, computed once per GraphQL request; the queue key when `queueKey` is unset. */
+  partition?: string | undefined;
 }
 
 export interface AdmissionOptions {
   queue: FairQueue;
-  /** The queue key of a call: its credential partition. */
+  /** The queue key of a dispatch that carries neither `queueKey` nor `partition` (none of the client's). */
   keyOf: (headers: Record<string, string>) => string;
   /** Deadline of one upstream call from the moment it is sent. */
   requestTimeoutMs: number;
@@ -32,8 +34,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
       // A dispatch that carries no budget (none of ours should) gets one call's time in all.
       const deadline = own.deadline ?? Date.now() + requestTimeoutMs;
       const { signal } = own;
-      const headers = (opts.headers ?? {}) as Record<string, string>;
-      const partition = own.queueKey ?? keyOf(headers);
+      const partition = own.queueKey ?? own.partition ?? keyOf((opts.headers ?? {}) as Record<string, string>);
       const key: QueueKey = { partition, share: own.queueShare ?? partition };
       queue.acquire(key, deadline, signal).then(
         (release) => {

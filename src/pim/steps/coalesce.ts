@@ -1,9 +1,4 @@
-import type { Answer, CallOptions, Layer } from './types.ts';
-
-export interface CoalescingOptions {
-  /** Maps the headers of a call to a key that differs whenever the caller's credential does. */
-  credentialKey: (headers: Record<string, string>) => string;
-}
+import type { Answer, CallOptions, Layer } from '../rest/types.ts';
 
 interface Flight {
   result: Promise<Answer>;
@@ -13,11 +8,11 @@ interface Flight {
 }
 
 /**
- * Creates the layer that lets concurrent identical GETs with the same credential share one
+ * Creates the step that lets concurrent identical GETs of one credential partition share one
  * upstream call while it is in flight. Waiters leave on their own abort signal; the shared call
  * is aborted only when the last waiter has left, and its result or error goes to everyone still waiting.
  */
-export function createCoalescing({ credentialKey }: CoalescingOptions): Layer {
+export function createCoalescing(): Layer {
   return (next) => {
     const flights = new Map<string, Flight>();
 
@@ -52,7 +47,7 @@ export function createCoalescing({ credentialKey }: CoalescingOptions): Layer {
     return (request, call: CallOptions) => {
       const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
-      const key = `${credentialKey(call.headers)} ${request.path}`;
+      const key = `${call.partition} ${request.path}`;
       const flight = flights.get(key) ?? start(key, request, call);
       flight.waiters += 1;
       if (!signal) return flight.result;

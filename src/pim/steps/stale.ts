@@ -1,16 +1,14 @@
-import type { ByteAccount } from './byte-limits.ts';
-import { PimError, type PimErrorCode } from './errors.ts';
-import { NOT_FRESH } from './freshness.ts';
-import type { KeptAnswer, LastKnownGood } from './last-known-good.ts';
-import type { Answer, CallOptions, Freshness, Keepable, Layer } from './types.ts';
+import type { ByteAccount } from '../rest/byte-limits.ts';
+import { PimError, type PimErrorCode } from '../rest/errors.ts';
+import { NOT_FRESH } from '../rest/freshness.ts';
+import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
+import type { Answer, CallOptions, Freshness, Keepable, Layer } from '../rest/types.ts';
 
 /** How an answer was found: fresh in the cache, from the PIM, stale, or a background refresh's. */
 export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'revalidated';
 
 export interface StaleOptions {
   store: LastKnownGood;
-  /** The store key of a call: its path and credential partition. */
-  keyOf: (path: string, headers: Record<string, string>) => string;
   /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
   staleIfErrorS: number;
   /** Seconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
@@ -47,7 +45,7 @@ const isOutage = (error: unknown): error is PimError =>
  * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
  */
 export function createStaleLayer(options: StaleOptions): Layer {
-  const { store, keyOf, invalidatedSince, onOutcome } = options;
+  const { store, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
     const keep = (key: string, answer: Answer, always = false) => {
@@ -60,11 +58,15 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (entry.errorUntil > entry.freshUntil || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
     };
     // The refresh is the credential's own call through the same queue and breaker; no client waits on it.
-    const refresh = (key: string, request: Parameters<typeof next>[0], { headers, queueKey }: CallOptions) => {
+    const refresh = (
+      key: string,
+      request: Parameters<typeof next>[0],
+      { headers, queueKey, partition }: CallOptions,
+    ) => {
       if (refreshing.has(key)) return;
       refreshing.add(key);
       const bytes = options.openBytes();
-      next(request, { headers, queueKey, bytes, deadline: Date.now() + options.refreshBudgetMs })
+      next(request, { headers, queueKey, partition, bytes, deadline: Date.now() + options.refreshBudgetMs })
         .then(
           (answer) => (keep(key, answer, true), onOutcome?.('revalidated')),
           () => undefined,
@@ -72,7 +74,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
         .finally(() => (bytes.release(), refreshing.delete(key)));
     };
     return async (request, call) => {
-      const key = keyOf(request.path, call.headers);
+      // The store key: the call's credential partition and path.
+      const key = `${call.partition} ${request.path}`;
       // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
       const own = /\bno-cache\b/i.test(call.headers['cache-control'] ?? '');
       const held = own ? undefined : store.peek(key);

@@ -1,7 +1,7 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
-import { PimError } from './errors.ts';
-import type { Layer } from './types.ts';
+import { PimError } from '../rest/errors.ts';
+import type { Layer } from '../rest/types.ts';
 
 export interface TelemetryOptions {
   calls?: Counter<'operation' | 'status'>;

@@ -1,14 +1,17 @@
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
-import { closeRedis, createRedis } from '../redis.ts';
+import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, GetResult } from './cache-store.ts';
-import type { Answer } from './types.ts';
+import type { Answer } from '../rest/types.ts';
 import { createRedisCacheStore } from './redis-cache-store.ts';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 export interface ResponseCacheOptions {
-  /** Maps the request headers to a key that differs whenever the caller's credential does. */
+  /**
+   * Maps request headers to their credential partition. Only the HTTP cache's store calls it: undici
+   * hands that store its own copy of a call's headers, never the call, so it hashes once per call.
+   */
   credentialKey: (headers: Headers) => string;
   /** Scheme, host and path prefix the client puts in front of every request path. */
   baseUrl: string;
@@ -30,16 +33,17 @@ export interface ResponseCacheOptions {
 
 /**
  * The undici interceptor to compose on the upstream Agent, the fast path for fresh answers
- * already parsed, and the store's clean-up. The client calls `lookup(path, headers)` before a
- * call and answers with its result when defined; after parsing a 2xx body it calls
- * `remember(path, headers, answer)`. `path` is the request path after the base URL, as sent.
+ * already parsed, and the store's clean-up. The answer-lookup step calls `lookup(path, partition,
+ * headers)` before a call and answers with its result when defined; after the call it calls
+ * `remember(path, partition, headers, answer)`. `path` is the request path after the base URL, as
+ * sent; `partition` is the call's credential partition.
  */
 export interface ResponseCache {
   interceptor: Dispatcher.DispatcherComposeInterceptor;
   /** A fresh cached answer, its body parsed (frozen, shared by callers), or undefined. */
-  lookup(path: string, headers: Headers): Answer | undefined;
+  lookup(path: string, partition: string, headers: Headers): Answer | undefined;
   /** Keeps a parsed answer for later lookups while the HTTP cache holds its response fresh. */
-  remember(path: string, headers: Headers, answer: Answer): void;
+  remember(path: string, partition: string, headers: Headers, answer: Answer): void;
   /** Drops the parsed answers after an invalidation; the HTTP cache checks its own entries on lookup. */
   forgetAnswers(): void;
   close(): Promise<void>;
@@ -66,11 +70,12 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   });
   const base = new URL(options.baseUrl);
   const prefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
-  const answerKey = (path: string, headers: Headers) => `${prefix}${path}#${credentialKey(headers)}`;
+  // The same key the store below builds from undici's copy of the headers.
+  const answerKey = (path: string, partition: string) => `${prefix}${path}#${partition}`;
   return {
     interceptor,
-    lookup: (path, headers) => answers.lookup(answerKey(path, headers), headers),
-    remember: (path, headers, answer) => answers.remember(answerKey(path, headers), headers, answer),
+    lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers),
+    remember: (path, partition, headers, answer) => answers.remember(answerKey(path, partition), headers, answer),
     forgetAnswers: () => answers.clear(),
     close: async () => void (redis && (await closeRedis(redis))),
   };

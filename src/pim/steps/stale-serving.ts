@@ -1,9 +1,9 @@
-import { closeRedis, createRedis, replyWithin } from '../redis.ts';
-import type { ByteAccount } from './byte-limits.ts';
-import { createInvalidations } from './invalidations.ts';
-import { createLastKnownGood } from './last-known-good.ts';
+import { closeRedis, createRedis, replyWithin } from '../../redis.ts';
+import type { ByteAccount } from '../rest/byte-limits.ts';
+import { createInvalidations } from '../cache/invalidations.ts';
+import { createLastKnownGood } from '../cache/last-known-good.ts';
 import { createStaleLayer, type CacheOutcome } from './stale.ts';
-import type { Layer } from './types.ts';
+import type { Layer } from '../rest/types.ts';
 
 export interface StaleServingOptions {
   /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0 turns it off. */
@@ -21,8 +21,6 @@ export interface StaleServingOptions {
   /** Told about each Redis failure; a failed read is a miss, a failed write is skipped. */
   onError: (error: Error) => void;
   onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
-  /** Maps call headers to the credential partition; stale copies never cross it. */
-  credentialKey: (headers: Record<string, string>) => string;
   requestTimeoutMs: number;
   /** The HTTP cache's lifetime of answers that name none. */
   defaultTtlMs: number;
@@ -49,7 +47,6 @@ export function createStaleServing(options: StaleServingOptions) {
   });
   const layer: Layer = createStaleLayer({
     store,
-    keyOf: (path, headers) => `${options.credentialKey(headers)} ${path}`,
     staleIfErrorS: options.staleIfErrorS,
     staleWhileRevalidateS: options.staleWhileRevalidateS,
     defaultTtlMs: options.defaultTtlMs,

@@ -1,7 +1,7 @@
-import type { PimClient } from '../pim/client.ts';
-import { buildRequest, type InputLimits } from '../pim/endpoints.ts';
-import { isUpstreamAnswer, PimError } from '../pim/errors.ts';
-import { isFaultyAnswer } from '../pim/upstream-faults.ts';
+import type { PimClient } from './client.ts';
+import { buildRequest, type InputLimits } from './rest/endpoints.ts';
+import { isUpstreamAnswer, PimError } from './rest/errors.ts';
+import { isFaultyAnswer } from './steps/upstream-faults.ts';
 
 export interface ReadinessOptions {
   client: PimClient;

@@ -1,4 +1,4 @@
-import { pimError } from './errors.ts';
+import { pimError } from '../rest/errors.ts';
 
 export interface FairQueueOptions {
   /** Slots in all (upstream connections). */

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { GetResult } from './cache-store.ts';
-import { freshnessOf } from './freshness.ts';
-import type { Answer, Freshness } from './types.ts';
+import { freshnessOf } from '../rest/freshness.ts';
+import type { Answer, Freshness } from '../rest/types.ts';
 
 type Headers = Readonly<Record<string, string | string[] | null | undefined>>;
 

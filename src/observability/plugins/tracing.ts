@@ -9,7 +9,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { describeOperation, errorsOf, type ResultPart } from './operation.ts';
+import { describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
 
 /**
  * One server span per executed operation, named `query OperationName`, continuing the caller's

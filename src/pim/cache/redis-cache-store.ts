@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import { replyWithin } from '../redis.ts';
+import { replyWithin } from '../../redis.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 
 export interface RedisCacheStoreOptions {

@@ -19,7 +19,7 @@ export type PimErrorCode =
 /** Base class of every failure this folder reports; `message` is safe to show to clients. */
 export class PimError extends Error {
   override name = 'PimError';
-  /** How long the upstream asked us to wait (Retry-After), in ms; only the retry layer reads it. */
+  /** How long the upstream asked us to wait (Retry-After), in ms; only the retry step reads it. */
   retryAfterMs: number | undefined;
   readonly code: PimErrorCode;
   /** The upstream HTTP status, when the failure came from a response. */

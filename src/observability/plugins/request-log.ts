@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { describeOperation } from './operation.ts';
+import { describeOperation } from '../../plugins/operation.ts';
 
 const ids = new WeakMap<Request, string>();
 // Only plain tokens are taken from callers: an id ends up in logs and upstream headers.

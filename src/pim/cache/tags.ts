@@ -1,4 +1,4 @@
-import { API_PREFIX } from './endpoints.ts';
+import { API_PREFIX } from '../rest/endpoints.ts';
 
 /**
  * The catalogs and classifications an upstream path reads, as tags (`catalog:MASTER`,

@@ -1,4 +1,4 @@
-import { isUpstreamAnswer, PimError } from './errors.ts';
+import { isUpstreamAnswer, PimError } from '../rest/errors.ts';
 
 /** Where the upstream's state changes are logged; a pino logger fits. */
 export interface StateLogger {

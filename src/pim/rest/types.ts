@@ -48,7 +48,7 @@ export interface Answer {
   stale?: Staleness | undefined;
 }
 
-/** What one upstream call needs besides the request itself; every layer passes it on. */
+/** What one upstream call needs besides the request itself; every step passes it on. */
 export interface CallOptions {
   /** Sent upstream: credentials, request id, trace context. */
   headers: Record<string, string>;
@@ -62,12 +62,20 @@ export interface CallOptions {
   queueKey?: string | undefined;
   /** Who shares the partition's slots fairly with whom: the GraphQL request, or the client's address. */
   queueShare?: string | undefined;
+  /**
+   * The credential partition of `headers` (createCredentialKey): computed once per GraphQL request and
+   * carried with every call, so coalescing, the stores and the queue never hash the credential again.
+   */
+  partition: string;
 }
+
+/** What a caller hands the client: without a partition (the readiness probe, tests) the client computes it. */
+export type CallRequest = Omit<CallOptions, 'partition'> & { partition?: string | undefined };
 
 /** Sends one GET and resolves with its Answer, else rejects with a PimError (or the caller's abort reason). */
 export type Send = (request: PimRequest, call: CallOptions) => Promise<Answer>;
 
-/** A policy wrapped around the next step of an upstream call (coalescing, breaker, retries, telemetry). */
+/** One step of an upstream call wrapped around the next (see pipeline.ts for their order). */
 export type Layer = (next: Send) => Send;
 
 /** What readiness checks and metrics read about the upstream; never written from outside. */

@@ -1,0 +1,25 @@
+import type { ResponseCache } from '../cache/cache.ts';
+import type { Layer } from '../rest/types.ts';
+
+export interface AnswerLookupOptions {
+  cache: Pick<ResponseCache, 'lookup' | 'remember'>;
+  /** Told about each call answered here. */
+  onHit?: (() => void) | undefined;
+}
+
+// The readiness probe asks past the caches: it must reach the HTTP cache's revalidation.
+const asksPastCache = (headers: Record<string, string>) => /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+
+/**
+ * The step that answers with a fresh answer already parsed (the HTTP cache's answer store), and
+ * hands every answer from further in to that store, which keeps it while the HTTP cache holds it fresh.
+ */
+export function createAnswerLookup({ cache, onHit }: AnswerLookupOptions): Layer {
+  return (next) => async (request, call) => {
+    const cached = asksPastCache(call.headers) ? undefined : cache.lookup(request.path, call.partition, call.headers);
+    if (cached !== undefined) return (onHit?.(), cached);
+    const answer = await next(request, call);
+    cache.remember(request.path, call.partition, call.headers, answer);
+    return answer;
+  };
+}

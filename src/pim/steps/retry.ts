@@ -1,0 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PimRequest } from '../rest/endpoints.ts';
+import { PimError } from '../rest/errors.ts';
+import type { Layer } from '../rest/types.ts';
+
+export interface RetryOptions {
+  /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. */
+  retries: number;
+  /** Ceiling of the first jittered backoff; it doubles with each retry. */
+  retryBaseMs: number;
+  /** Told before each retry of `request` is sent. */
+  onRetry?: ((request: PimRequest) => void) | undefined;
+}
+
+/** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). */
+const RETRY_MAX_DELAY_MS = 2_000;
+
+const retryStatuses = new Set([429, 502, 503, 504]);
+const resetCodes = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
+
+function isRetryable(error: unknown): error is PimError {
+  if (!(error instanceof PimError)) return false;
+  if (error.status !== undefined) return retryStatuses.has(error.status);
+  // Timeouts are never retried: the time is spent, and a retry would only pile onto a slow upstream.
+  return error.code === 'UPSTREAM_UNAVAILABLE' && resetCodes.has((error.cause as { code?: string })?.code ?? '');
+}
+
+/** The step that repeats a failed GET a bounded number of times, with jittered backoff, within the budget. */
+export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): Layer {
+  return (next) => async (request, call) => {
+    const { signal } = call;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (attempt > 0) onRetry?.(request);
+        return await next(request, call);
+      } catch (error) {
+        if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
+        // Full jitter spreads the retries of many callers that failed at the same moment.
+        const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
+        const wait = Math.max(backoff, error.retryAfterMs ?? 0);
+        // A Retry-After past the operation's deadline cannot be honoured: fail now, not later.
+        if (wait >= call.deadline - Date.now()) throw error;
+        await sleep(wait, undefined, { signal }).catch(() => {
+          throw signal?.reason ?? error;
+        });
+      }
+    }
+  };
+}

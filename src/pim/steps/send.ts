@@ -1,0 +1,60 @@
+import { request, type Dispatcher } from 'undici';
+import type { AdmissionDispatchOptions } from '../admission/admission.ts';
+import { readAnswer } from '../rest/answer.ts';
+import { pimError, PimError } from '../rest/errors.ts';
+import { checkedUrl } from '../rest/guards.ts';
+import type { Send } from '../rest/types.ts';
+
+export interface SendOptions {
+  base: URL;
+  /** The Agent with its interceptors (HTTP cache, admission) composed on. */
+  dispatcher: Dispatcher;
+  /** Largest upstream body read; a bigger one is UPSTREAM_ERROR. */
+  maxBodyBytes: number;
+  /** The credential values a call sends, blanked out of any body that echoes them. */
+  secretsOf: (headers: Record<string, string>) => string[];
+}
+
+/** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
+export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOptions): Send {
+  return async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare, partition }) => {
+    // Read by the admission interceptor: the budget bounds both the queue wait and the call.
+    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition };
+    try {
+      const response = await request(checkedUrl(base, pimRequest.path), {
+        dispatcher,
+        method: 'GET',
+        headers: { ...headers, accept: 'application/json' },
+        signal,
+        ...admitted,
+      });
+      return await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
+    } catch (error) {
+      if (error instanceof PimError) throw error;
+      // The caller went away: let its own abort reason through rather than blame the PIM.
+      if (signal?.aborted) throw signal.reason;
+      throw classifyFailure(error);
+    }
+  };
+}
+
+const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const unavailableCodes = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+function classifyFailure(error: unknown): PimError {
+  const code = (error as { code?: string }).code ?? '';
+  if (timeoutCodes.has(code)) return pimError('UPSTREAM_TIMEOUT', error);
+  if (unavailableCodes.has(code)) return pimError('UPSTREAM_UNAVAILABLE', error);
+  return pimError('UPSTREAM_ERROR', error);
+}
