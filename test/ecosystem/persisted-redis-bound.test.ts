@@ -1,7 +1,7 @@
 // @module-tag redis-server
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { sha256 } from './persisted-client.ts';
 
@@ -11,7 +11,13 @@ let replicas: Facade[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   upstream = await startUpstream();
-  const env = { PIM_CACHE: 'false', REDIS_URL: redis.url, APQ_MAX_DOCUMENTS: '3', APQ_MAX_BYTES: '1024' };
+  const env = {
+    PIM_CACHE: 'false',
+    REDIS_URL: redis.url,
+    REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
+    APQ_MAX_DOCUMENTS: '3',
+    APQ_MAX_BYTES: '1024',
+  };
   replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@
 import { gql, type TypedDocumentNode } from '@apollo/client';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
 import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { apolloClient, noCache, recordingFetch, sha256 } from './persisted-client.ts';
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   redis = await startRedis();
   upstream = await startDemoUpstream();
   // Two replicas sharing one Redis; the PIM response cache stays off so only APQ uses it.
-  const env = { PIM_CACHE: 'false', REDIS_URL: redis.url, APQ_TTL_S: '60' };
+  const env = { PIM_CACHE: 'false', REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK, APQ_TTL_S: '60' };
   replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
 });
 afterAll(async () => {

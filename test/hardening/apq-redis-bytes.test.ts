@@ -1,7 +1,7 @@
 // @module-tag redis-server
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { sha256 } from '../ecosystem/persisted-client.ts';
 
@@ -17,7 +17,12 @@ beforeAll(async () => {
     res.setHeader('cache-control', 'max-age=600');
     echo(req, res);
   });
-  const env = { REDIS_URL: redis.url, APQ_MAX_BYTES: String(MAX_BYTES), APQ_TTL_S: String(TTL_S) };
+  const env = {
+    REDIS_URL: redis.url,
+    REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
+    APQ_MAX_BYTES: String(MAX_BYTES),
+    APQ_TTL_S: String(TTL_S),
+  };
   replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
 });
 afterAll(async () => {

@@ -5,6 +5,12 @@ import { freePort } from './free-port.ts';
 import { requireProgram } from './programs.ts';
 
 /**
+ * REDIS_TIMEOUT_MS for tests that count upstream calls or stored keys but are not about a slow
+ * Redis: on a loaded machine a reply past the 200 ms default would turn a hit into a miss.
+ */
+export const SLOW_REDIS_OK = '2000';
+
+/**
  * Starts a throwaway `redis-server` on 127.0.0.1 with persistence off, waits until it answers,
  * and returns its URL, a client for assertions, and a stop that ends the process. Files that use
  * it carry the `redis-server` tag, so they are skipped where the program is missing.

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
 
 /** The HTTP cache's hashes; the last-known-good copies (`lkg:`, plain strings) sit beside them. */
 const cacheKeys = async (client: Redis) =>
@@ -21,8 +21,8 @@ describe('REDIS_URL: one cache shared by several façade instances', { tags: ['r
       res.setHeader('cache-control', 'max-age=60');
       echo(req, res);
     });
-    first = await startFacade(upstream.url, { REDIS_URL: redis.url });
-    second = await startFacade(upstream.url, { REDIS_URL: redis.url });
+    first = await startFacade(upstream.url, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK });
+    second = await startFacade(upstream.url, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK });
   });
   afterAll(async () => {
     await Promise.all([first?.close(), second?.close()]);
@@ -85,7 +85,7 @@ describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
       res.setHeader('cache-control', 'max-age=60');
       echo(req, res);
     });
-    app = await startFacade(upstream.url, { REDIS_URL: redis.url });
+    app = await startFacade(upstream.url, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK });
   });
   afterAll(async () => {
     await app?.close();
@@ -132,6 +132,7 @@ describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
   it('keeps Vary variants under one key, their header values only as hashes', async () => {
     const varying = await startFacade(upstream.url, {
       REDIS_URL: redis.url,
+      REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
       PIM_FORWARD_HEADERS: 'x-api-key,accept-language',
     });
     try {

@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
 import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
 
@@ -38,7 +38,13 @@ describe('REDIS_URL: two instances share last-known-good answers and invalidatio
   beforeAll(async () => {
     redis = await startRedis();
     upstream = await startUpstream(answer('v1'));
-    const env = { REDIS_URL: redis.url, CACHE_ADMIN_TOKEN: TOKEN, PIM_RETRIES: '0', PIM_BREAKER_THRESHOLD: '1000' };
+    const env = {
+      REDIS_URL: redis.url,
+      REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
+      CACHE_ADMIN_TOKEN: TOKEN,
+      PIM_RETRIES: '0',
+      PIM_BREAKER_THRESHOLD: '1000',
+    };
     first = await startFacade(upstream.url, env);
     second = await startFacade(upstream.url, env);
   });
