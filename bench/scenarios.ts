@@ -93,5 +93,12 @@ export function scenarios(bill: string[], capped: string[]): Scenario[] {
       body: () => withVariables(zipfId(), 10),
       targets: ['floor', 'façade', ...capped],
     },
+    {
+      // Issue 18's goal is set at 200 connections.
+      name: 'browsing mix at 200 connections',
+      connections: 200,
+      body: () => withVariables(zipfId(), 10),
+      targets: ['floor', 'façade'],
+    },
   ];
 }
