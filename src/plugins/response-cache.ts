@@ -1,5 +1,5 @@
-import type { ExecutionResult } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { DocumentNode, ExecutionResult } from 'graphql';
+import { isAsyncIterable, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { createCredentialKey, type UpstreamCredentials } from '../pim/credential.ts';
 import type { PimApi } from '../pim/loaders.ts';
@@ -28,6 +28,8 @@ export interface ResponseCache {
 }
 
 interface Entry {
+  /** Yoga's parsed document, shared with its parser cache: the hooks of a hit see the operation. */
+  document: DocumentNode;
   /** The result exactly as it was sent. */
   text: string;
   /** The response headers the result set besides Cache-Control, which is worked out again per hit. */
@@ -38,14 +40,12 @@ interface Entry {
   tags: readonly string[];
 }
 
-type Headers_ = Record<string, string>;
-type Result = ExecutionResult & { stringify?: (result: ExecutionResult) => string };
+const KEY = Symbol('response cache key');
 const HIT = Symbol('response cache hit');
-const PENDING = Symbol('response cache entry to be stored');
-type Marked = Result & { [HIT]?: Entry; [PENDING]?: Pending };
-interface Pending {
-  headers?: Headers_;
-}
+const SENT = Symbol('response headers of a result to store');
+/** What this plugin keeps on the request's context, and on the results it serves or stores. */
+type Marks = { [KEY]?: string; [HIT]?: Entry; pim?: PimApi };
+type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<string, string> } };
 
 // A client asking past caches (a reload, `no-cache`) gets a result executed afresh.
 const asksPastCache = (headers: Headers) =>
@@ -55,67 +55,77 @@ const marginS = 1;
 
 /**
  * A cache of whole serialized results, keyed by document, variables, operation name and the
- * credential partition, so a repeated operation skips execution and serialization. An entry
- * lives only while every upstream answer it used is fresh; results with errors, stale data or
- * no upstream freshness, and streamed (`@defer`/`@stream`) results are never stored. A hit goes
- * through every other hook (request log, metrics, spans, ETag, CORS), and its Cache-Control
- * is what the entry's answers have left.
+ * credential partition. A hit skips parsing, validation, the context and execution, but still
+ * goes through every onExecute hook (request log, metrics, spans) and every response hook
+ * (ETag and 304, CORS, Vary, request id); its Cache-Control is what its answers have left. An
+ * entry lives only while every upstream answer it used is fresh; results with errors, stale
+ * data or no upstream freshness, and streamed (`@defer`/`@stream`) ones, are never stored.
  */
 export function createResponseCache({ maxBytes, forwardHeaders, credentials }: ResponseCacheOptions): ResponseCache {
   // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
   const credentialKey = createCredentialKey(credentials.names);
-  const partition = (headers: Headers) => credentialKey(credentials.headers(headers));
+  const keyOf = (params: GraphQLParams, headers: Headers) =>
+    [
+      credentialKey(credentials.headers(headers)),
+      params.operationName ?? '',
+      JSON.stringify(params.variables ?? null),
+      params.query,
+    ].join('\n');
   const entries = new LRUCache<string, Entry>({ maxSize: maxBytes });
   // Bumped by every invalidation: a result executed before one may hold data it ended.
   let generation = 0;
   let hits = 0;
-  const store = (key: string, entry: Entry, ttl: number) =>
-    entries.set(key, entry, { ttl, size: 2 * (key.length + entry.text.length) });
+  let yoga: YogaServerInstance<object, object>;
   const plugin: Plugin = {
+    onYogaInit: (init) => void (yoga = init.yoga as typeof yoga),
+    onParams({ params, request, context, setParamsHandler }) {
+      if (params.query === undefined) return;
+      const marks = context as Marks;
+      marks[KEY] = keyOf(params, request.headers);
+      const entry = asksPastCache(request.headers) ? undefined : entries.get(marks[KEY]);
+      if (!entry) return;
+      // Yoga's own handler without parse, validation and context: the execute hooks run, then onExecute answers.
+      setParamsHandler(() => {
+        const contextValue = Object.assign(context, { request, params, [HIT]: entry });
+        const { schema, execute } = yoga.getEnveloped(contextValue);
+        const { variables: variableValues, operationName } = params;
+        return execute({ schema, document: entry.document, contextValue, variableValues, operationName });
+      });
+    },
     onExecute({ args, setResultAndStopExecution }) {
-      const { request, params, pim } = args.contextValue as { request: Request; params: { query?: string } } & {
-        pim?: PimApi;
-      };
-      if (!pim || params.query === undefined) return;
-      const key = [
-        partition(request.headers),
-        args.operationName ?? '',
-        JSON.stringify(args.variableValues ?? null),
-        params.query,
-      ].join('\n');
-      const entry = asksPastCache(request.headers) ? undefined : entries.get(key);
+      const { request, pim, [KEY]: key, [HIT]: entry } = args.contextValue as Marks & { request: Request };
       if (entry)
-        return (void hits++, setResultAndStopExecution({ [HIT]: entry, stringify: () => entry.text } as Marked));
+        return (void hits++, setResultAndStopExecution({ [HIT]: entry, stringify: () => entry.text } as Result));
       const started = generation;
       return {
         onExecuteDone({ result, setResult }) {
-          const freshness = pim.freshness();
+          const freshness = pim?.freshness();
           const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
-          if (isAsyncIterable(result) || result.errors?.length || result.data == null || !freshness || ttl <= 0) return;
+          if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
+          if (ttl <= 0 || result.errors?.length || result.data == null) return;
           if (/\bno-store\b/i.test(request.headers.get('cache-control') ?? '')) return;
+          const sent: NonNullable<Result[typeof SENT]> = {};
           const tags = [...pim.tags()];
-          const pending: Pending = {};
-          const stringify = (sent: ExecutionResult) => {
-            const text = JSON.stringify(sent);
+          const stringify = (out: ExecutionResult) => {
+            const text = JSON.stringify(out);
             // What is sent is checked, not what was executed: a later hook may have marked it stale.
-            const clean = !sent.errors?.length && !sent.extensions?.['stale'];
-            if (clean && pending.headers && generation === started)
-              store(key, { text, headers: pending.headers, freshness, at: Date.now(), tags }, ttl);
+            if (sent.headers && !out.errors?.length && !out.extensions?.['stale'] && generation === started) {
+              const entry = { document: args.document, text, headers: sent.headers, freshness, at: Date.now(), tags };
+              entries.set(key, entry, { ttl, size: 2 * (key.length + text.length) });
+            }
             return text;
           };
-          setResult({ ...result, [PENDING]: pending, stringify } as Marked);
+          setResult({ ...result, [SENT]: sent, stringify } as Result);
         },
       };
     },
     // Runs after HTTP caching's hook, which gave the result its Cache-Control.
     onExecutionResult({ request, result, setResult }) {
       if (!result || isAsyncIterable(result)) return;
-      const marked = result as Marked;
-      const http = result.extensions?.['http'] as { headers?: Headers_ } | undefined;
+      const http = result.extensions?.['http'] as { headers?: Record<string, string> } | undefined;
       const { 'cache-control': _, ...headers } = http?.headers ?? {};
-      const pending = marked[PENDING];
-      if (pending) pending.headers = headers;
-      const entry = marked[HIT];
+      const { [SENT]: sent, [HIT]: entry } = result as Result;
+      if (sent) sent.headers = headers;
       if (!entry) return;
       const cacheControl = cacheControlFor({
         method: request.method,
@@ -123,11 +133,8 @@ export function createResponseCache({ maxBytes, forwardHeaders, credentials }: R
         freshness: aged(entry.freshness, Date.now() - entry.at),
         failed: false,
       });
-      const extensions = {
-        ...result.extensions,
-        http: { ...http, headers: { ...headers, ...entry.headers, 'cache-control': cacheControl } },
-      };
-      setResult({ ...marked, extensions } as Marked);
+      const all = { ...headers, ...entry.headers, 'cache-control': cacheControl };
+      setResult({ ...result, extensions: { ...result.extensions, http: { ...http, headers: all } } });
     },
   };
   return {

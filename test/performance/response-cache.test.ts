@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { useFacade, type Answer } from '../helpers/facade.ts';
+import { startFacade, useFacade, type Answer } from '../helpers/facade.ts';
+import { captureLogs } from '../helpers/logs.ts';
+import { startUpstream } from '../helpers/upstream.ts';
 
 // The catalog id decides the upstream's answer: `fresh*` max-age=60, `short*` max-age=2, `broken*` a 500,
 // `big*` a 20 KB body with max-age=60; anything else no caching headers.
@@ -47,7 +49,25 @@ describe('cache of serialized results', () => {
     expect(fixture.upstream.requests).toHaveLength(1);
   });
 
-  it('keeps the request log line and the operation metrics of a normal response', async () => {
+  it('keeps the request log line of a normal response', async () => {
+    const logs = captureLogs('info');
+    const upstream = await startUpstream(answer);
+    const facade = await startFacade(upstream.url, {}, { logger: logs.logger });
+    try {
+      for (let i = 0; i < 2; i++) await facade.get(getUrl('fresh-log'), { 'x-api-key': 'alice' });
+      expect(facade.app.responses!.stats().hits).toBe(1);
+      expect(upstream.requests).toHaveLength(1);
+      const lines = logs.lines.filter((line) => line.msg === 'request completed');
+      const { reqId: _, durationMs: __, time: ___, ...first } = lines[0]!;
+      expect(first).toMatchObject({ method: 'GET', path: '/graphql', operations: ['query Products'], status: 200 });
+      expect(lines[1]).toMatchObject(first);
+    } finally {
+      await facade.close();
+      await upstream.close();
+    }
+  });
+
+  it('keeps the operation metrics of a normal response', async () => {
     const count = async () => {
       const { text } = await fixture.facade.get('/metrics');
       return Number(/graphql_operations_total\{[^}]*operation_name="Products"[^}]*\} (\d+)/.exec(text)?.[1] ?? 0);
