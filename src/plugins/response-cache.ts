@@ -48,8 +48,9 @@ type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<str
 // A client asking past caches (a reload, `no-cache`) gets a result executed afresh.
 const asksPastCache = (headers: Headers) =>
   /\b(no-cache|no-store|max-age=0)\b/i.test(headers.get('cache-control') ?? '');
-// Entries end a second before their answers' freshness does: `Age` is rounded to whole seconds.
-const marginS = 1;
+// Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
+// are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
+const marginS = 2;
 
 /**
  * A cache of whole serialized results, keyed by document, variables, operation name and the

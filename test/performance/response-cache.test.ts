@@ -4,12 +4,12 @@ import { startFacade, useFacade, type Answer } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 
-// The catalog id decides the upstream's answer: `fresh*` max-age=60, `short*` max-age=2, `broken*` a 500,
+// The catalog id decides the upstream's answer: `fresh*` max-age=60, `short*` max-age=3, `broken*` a 500,
 // `big*` a 20 KB body with max-age=60; anything else no caching headers.
 function answer(req: IncomingMessage, res: ServerResponse) {
   const id = /catalogs\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
   if (id.startsWith('broken')) return void res.writeHead(500).end();
-  const lifetime = id.startsWith('short') ? 2 : /^(fresh|big)/.test(id) ? 60 : undefined;
+  const lifetime = id.startsWith('short') ? 3 : /^(fresh|big)/.test(id) ? 60 : undefined;
   const headers = lifetime ? { 'cache-control': `max-age=${lifetime}` } : {};
   const pad = id.startsWith('big') ? 'x'.repeat(20_000) : '';
   res.writeHead(200, { 'content-type': 'application/json', ...headers });
@@ -91,8 +91,8 @@ describe('cache of serialized results', () => {
 
   it('ends an entry with the freshness of the upstream answer behind it', async () => {
     const first = await get('short-1');
-    expect(first.headers.get('cache-control')).toBe('private, max-age=2');
-    const freshUntil = fixture.upstream.requests[0]!.at + 2_000;
+    expect(first.headers.get('cache-control')).toBe('private, max-age=3');
+    const freshUntil = fixture.upstream.requests[0]!.at + 3_000;
     // Repeats until one reaches the upstream again; each answered without a call was sent while fresh.
     for (let i = 0; i < 100 && fixture.upstream.requests.length === 1; i++) {
       const sentAt = Date.now();
