@@ -5,9 +5,13 @@ import { captureLogs } from '../helpers/logs.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 
 // The catalog id decides the upstream's answer: `fresh*` max-age=60, `short*` max-age=3, `broken*` a 500,
-// `big*` a 20 KB body with max-age=60; anything else no caching headers.
+// `big*` a 20 KB body with max-age=60, `slow*` max-age=60 after 300 ms; anything else no caching headers.
 function answer(req: IncomingMessage, res: ServerResponse) {
   const id = /catalogs\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
+  if (id.startsWith('slow')) {
+    const timer = setTimeout(() => answer({ url: req.url!.replace('slow', 'fresh') } as IncomingMessage, res), 300);
+    return void res.once('close', () => clearTimeout(timer));
+  }
   if (id.startsWith('broken')) return void res.writeHead(500).end();
   const lifetime = id.startsWith('short') ? 3 : /^(fresh|big)/.test(id) ? 60 : undefined;
   const headers = lifetime ? { 'cache-control': `max-age=${lifetime}` } : {};
@@ -16,12 +20,13 @@ function answer(req: IncomingMessage, res: ServerResponse) {
   res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, pad }] }));
 }
 
-const fixture = useFacade({ RESPONSE_CACHE_MAX_MB: '1', PIM_CACHE_MAX_MB: '1' }, answer);
+const origin = 'https://shop.example';
+const fixture = useFacade({ RESPONSE_CACHE_MAX_MB: '1', PIM_CACHE_MAX_MB: '1', CORS_ORIGINS: origin }, answer);
 const query = 'query Products($id: ID!) { catalogProducts(catalogId: $id, pageSize: 10) }';
 const getUrl = (id: string) =>
   `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id }))}`;
 const get = (id: string, headers: Record<string, string> = {}) =>
-  fixture.facade.get(getUrl(id), { 'x-api-key': 'alice', ...headers });
+  fixture.facade.get(getUrl(id), { 'x-api-key': 'alice', origin, ...headers });
 const stats = () => fixture.facade.app.responses!.stats();
 
 // Headers that differ between any two responses, cached or not.
@@ -43,6 +48,7 @@ describe('cache of serialized results', () => {
     expect(second.headers.get('cache-control')).toMatch(/^private, max-age=(59|60)$/);
     expect({ ...headersOf(second), 'cache-control': '' }).toEqual({ ...headersOf(first), 'cache-control': '' });
     expect(second.headers.get('x-request-id')).toMatch(/./);
+    expect(second.headers.get('access-control-allow-origin')).toBe(origin);
     // fetch() sends `Cache-Control: no-cache` with every conditional request: executed afresh, still a 304.
     const revalidated = await get('fresh-1', { 'if-none-match': second.headers.get('etag')! });
     expect(revalidated.status).toBe(304);
@@ -127,6 +133,16 @@ describe('cache of serialized results', () => {
     await get('fresh-6');
     await get('fresh-7');
     expect(stats().hits).toBe(hits + 1);
+  });
+
+  it('does not store a result whose data an invalidation ended while it ran', async () => {
+    const pending = get('slow-1');
+    for (let i = 0; i < 100 && fixture.upstream.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    fixture.facade.app.responses!.invalidate('catalog:slow-1');
+    expect((await pending).body.errors).toBeUndefined();
+    const { entries } = stats();
+    await get('slow-1');
+    expect(stats().entries).toBe(entries + 1);
   });
 
   it('stays within its byte bound under a flood of distinct queries', async () => {
