@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { startFacade, useFacade, type Answer } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
@@ -55,18 +56,30 @@ describe('cache of serialized results', () => {
     expect(fixture.upstream.requests).toHaveLength(1);
   });
 
-  it('keeps the request log line of a normal response', async () => {
+  it('keeps the request log line and the operation span of a normal response, also inside a batch', async () => {
     const logs = captureLogs('info');
+    const spans = new InMemorySpanExporter();
     const upstream = await startUpstream(answer);
-    const facade = await startFacade(upstream.url, {}, { logger: logs.logger });
+    const env = { GRAPHQL_BATCHING: 'true' };
+    const facade = await startFacade(upstream.url, env, { logger: logs.logger, extras: { spanExporter: spans } });
     try {
       for (let i = 0; i < 2; i++) await facade.get(getUrl('fresh-log'), { 'x-api-key': 'alice' });
       expect(facade.app.responses!.stats().hits).toBe(1);
       expect(upstream.requests).toHaveLength(1);
+      const names = spans.getFinishedSpans().map((span) => span.name);
+      expect(names.filter((name) => name === 'query Products')).toHaveLength(2);
+      const operation = { query, variables: { id: 'fresh-log' } };
+      const batch = await facade.postBody([operation, operation], { 'x-api-key': 'alice' });
+      expect(batch.body.map((result: { data: unknown }) => result.data)).toEqual([
+        { catalogProducts: expect.anything() },
+        { catalogProducts: expect.anything() },
+      ]);
+      expect(facade.app.responses!.stats().hits).toBe(3);
       const lines = logs.lines.filter((line) => line.msg === 'request completed');
       const { reqId: _, durationMs: __, time: ___, ...first } = lines[0]!;
       expect(first).toMatchObject({ method: 'GET', path: '/graphql', operations: ['query Products'], status: 200 });
       expect(lines[1]).toMatchObject(first);
+      expect(lines[2]).toMatchObject({ operations: ['query Products', 'query Products'], status: 200 });
     } finally {
       await facade.close();
       await upstream.close();
