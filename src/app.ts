@@ -12,6 +12,7 @@ import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.t
 import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
 import type { UpstreamStatus } from './pim/rest/types.ts';
 import { createInvalidationHandler } from './http/invalidate.ts';
+import { ALL } from './pim/cache/invalidations.ts';
 import { createReadiness } from './pim/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
@@ -99,6 +100,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     stale: {
       ...config.stale,
       onError: redisFailed('stale', 'Stale-answer store failed; answering without it'),
+      // Any invalidation, here or on another instance, ends every cached result; they refill from fresh answers.
+      onInvalidation: () => responses?.invalidate(ALL),
       onOutcome: (outcome, reason) => {
         observability.metrics.cacheOutcomes.inc({ outcome });
         if (reason) observability.metrics.staleAnswers.inc({ reason });
@@ -125,9 +128,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     onDedup: observability.onDedup,
     clientIpHeader: config.clientIpHeader,
   });
-  const responses =
-    config.responseCache &&
-    createResponseCache({ ...config.responseCache, forwardHeaders: config.forwardHeaders, credentials });
+  const responses = config.responseCache
+    ? createResponseCache({ ...config.responseCache, forwardHeaders: config.forwardHeaders, credentials })
+    : undefined;
   const { introspection, csrfPrevention, serviceSdl } = config;
   const securityOptions = { introspection, csrfPrevention, serviceSdl };
   const yoga = createYoga<object, PimContext>({
@@ -172,6 +175,6 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
           port: config.metricsPort === undefined ? 'main' : 'metrics',
         }
       : undefined,
-    responses: responses || undefined,
+    responses,
   };
 }

@@ -2,8 +2,9 @@ import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { createCredentialKey, type UpstreamCredentials } from '../pim/credential.ts';
+import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
-import type { Freshness } from '../pim/types.ts';
+import type { Freshness } from '../pim/rest/types.ts';
 import { cacheControlFor, sendsCredential } from './http-caching.ts';
 
 export interface ResponseCacheOptions {
@@ -142,7 +143,7 @@ export function createResponseCache({ maxBytes, forwardHeaders, credentials }: R
     invalidate(tag) {
       generation++;
       const before = entries.size;
-      if (tag === 'all') entries.clear();
+      if (tag === ALL) entries.clear();
       else for (const key of [...entries.keys()]) if (entries.peek(key)?.tags.includes(tag)) entries.delete(key);
       return before - entries.size;
     },

@@ -22,7 +22,9 @@ function answer(req: IncomingMessage, res: ServerResponse) {
 }
 
 const origin = 'https://shop.example';
-const fixture = useFacade({ RESPONSE_CACHE_MAX_MB: '1', PIM_CACHE_MAX_MB: '1', CORS_ORIGINS: origin }, answer);
+const token = 'response-cache-admin-token';
+const env = { RESPONSE_CACHE_MAX_MB: '1', PIM_CACHE_MAX_MB: '1', CORS_ORIGINS: origin, CACHE_ADMIN_TOKEN: token };
+const fixture = useFacade(env, answer);
 const query = 'query Products($id: ID!) { catalogProducts(catalogId: $id, pageSize: 10) }';
 const getUrl = (id: string) =>
   `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id }))}`;
@@ -146,6 +148,20 @@ describe('cache of serialized results', () => {
     await get('fresh-6');
     await get('fresh-7');
     expect(stats().hits).toBe(hits + 1);
+  });
+
+  it('drops its entries when POST /cache/invalidate ends the freshness of the answers behind them', async () => {
+    await get('fresh-8');
+    const { hits } = stats();
+    const invalidated = await fixture.facade.request('/cache/invalidate', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ catalogId: 'fresh-8' }),
+    });
+    expect(invalidated.status).toBe(200);
+    await get('fresh-8');
+    expect(stats().hits).toBe(hits);
+    expect(fixture.upstream.requests).toHaveLength(2);
   });
 
   it('does not store a result whose data an invalidation ended while it ran', async () => {
