@@ -140,6 +140,19 @@ describe('cache of serialized results', () => {
     expect(stats().hits).toBe(hits);
   });
 
+  it('never stores a result served from stale data (extensions.stale)', async () => {
+    await get('short-2');
+    fixture.upstream.respond((_req, res) => void res.writeHead(500).end());
+    // Once the answer's freshness ends, the PIM fails and the last good answer is served, marked stale.
+    for (let i = 0; i < 100 && !(await get('short-2')).body.extensions?.stale; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const { hits, entries } = stats();
+    const again = await get('short-2');
+    expect(again.body.extensions.stale[0]).toMatchObject({ path: ['catalogProducts'], reason: 'UPSTREAM_ERROR' });
+    expect(stats()).toMatchObject({ hits, entries });
+  });
+
   it('drops the entries of a catalog on invalidation, and only those', async () => {
     await get('fresh-6');
     await get('fresh-7');
