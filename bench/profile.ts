@@ -1,12 +1,12 @@
 /**
- * `npm run bench:profile [-- --target facade|floor --seconds 10 --top 25]`: runs one target under
- * `node --cpu-prof` with the "distinct ids as variables" load at 50 connections, then prints the
+ * `npm run bench:profile [-- --target facade|floor --seconds 10 --top 25 --mix distinct|browsing]`: runs
+ * one target under `node --cpu-prof` with the "distinct ids as variables" load (or the browsing mix) at 50 connections, then prints the
  * functions with the most self time (the profile itself stays in bench/results/ for a viewer).
  */
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { load, startServer } from './load.ts';
-import { freshId, withVariables } from './scenarios.ts';
+import { freshId, withVariables, zipfId } from './scenarios.ts';
 
 interface ProfileNode {
   id: number;
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '25' },
     env: { type: 'string', default: '{}' },
+    mix: { type: 'string', default: 'distinct' },
   },
 });
 const dir = new URL(`./results/profile-${Date.now()}/`, import.meta.url);
@@ -34,7 +35,7 @@ try {
   const options = {
     url: `${target.url}/graphql`,
     method: 'POST' as const,
-    body: () => withVariables(freshId(), 10),
+    body: () => withVariables(values.mix === 'browsing' ? zipfId() : freshId(), 10),
     headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
     connections: 50,
   };

@@ -10,6 +10,9 @@ export interface Target {
   flags?: string[];
 }
 
+/** The façade without its cache of whole results: the browsing mix runs it beside the bill's baseline, in one process. */
+export const UNCACHED = 'façade, RESPONSE_CACHE_MAX_MB=0';
+
 /**
  * Each feature of the bill of costs and the target that prices it: the façade with a setting that
  * turns it off, or, for plugins no setting turns off, the floor with that plugin added.
@@ -21,6 +24,7 @@ export const bill: { feature: string; target: string; env?: Record<string, strin
   { feature: 'security plugin', target: 'floor + security', plugins: ['security'] },
   { feature: 'coalescing', target: 'façade, PIM_COALESCE=false', env: { PIM_COALESCE: 'false' } },
   { feature: 'HTTP cache', target: 'façade, PIM_CACHE=false', env: { PIM_CACHE: 'false' } },
+  { feature: 'response cache', target: UNCACHED, env: { RESPONSE_CACHE_MAX_MB: '0' } },
 ];
 
 /** One load shape; `targets` names the targets it runs against (direct REST is run apart). */
@@ -91,7 +95,14 @@ export function scenarios(bill: string[], capped: string[]): Scenario[] {
       name: 'browsing mix (Zipf(1) over 1,000 ids, max-age=60)',
       connections: 50,
       body: () => withVariables(zipfId(), 10),
-      targets: ['floor', 'façade', ...capped],
+      targets: ['floor', 'façade', bill[0]!, UNCACHED, ...capped],
+    },
+    {
+      // Issue 18's goal is set at 200 connections.
+      name: 'browsing mix at 200 connections',
+      connections: 200,
+      body: () => withVariables(zipfId(), 10),
+      targets: ['floor', 'façade', bill[0]!, UNCACHED],
     },
   ];
 }

@@ -12,10 +12,12 @@ import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.t
 import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
 import type { UpstreamStatus } from './pim/rest/types.ts';
 import { createInvalidationHandler } from './http/invalidate.ts';
+import { ALL } from './pim/cache/invalidations.ts';
 import { createReadiness } from './pim/readiness.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
+import { createResponseCache, type ResponseCache } from './plugins/response-cache.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
@@ -33,6 +35,8 @@ export interface App {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** POST /cache/invalidate, when CACHE_ADMIN_TOKEN is set: on the metrics port if there is one. */
   invalidation: { handle: ReturnType<typeof createInvalidationHandler>; port: 'main' | 'metrics' } | undefined;
+  /** The cache of serialized results (RESPONSE_CACHE_MAX_MB): its invalidation hook; undefined when off. */
+  responses: Pick<ResponseCache, 'invalidate' | 'stats'> | undefined;
 }
 
 /** What tests inject in place of the configured infrastructure. */
@@ -96,6 +100,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     stale: {
       ...config.stale,
       onError: redisFailed('stale', 'Stale-answer store failed; answering without it'),
+      // Any invalidation, here or on another instance, ends every cached result; they refill from fresh answers.
+      onInvalidation: () => responses?.invalidate(ALL),
       onOutcome: (outcome, reason) => {
         observability.metrics.cacheOutcomes.inc({ outcome });
         if (reason) observability.metrics.staleAnswers.inc({ reason });
@@ -122,6 +128,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     onDedup: observability.onDedup,
     clientIpHeader: config.clientIpHeader,
   });
+  const responses = config.responseCache
+    ? createResponseCache({ ...config.responseCache, forwardHeaders: config.forwardHeaders, credentials })
+    : undefined;
   const { introspection, csrfPrevention, serviceSdl } = config;
   const securityOptions = { introspection, csrfPrevention, serviceSdl };
   const yoga = createYoga<object, PimContext>({
@@ -136,6 +145,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       requestContext.plugin,
       useHttpCaching({ forwardHeaders: config.forwardHeaders, surrogateKeyHeader: config.surrogateKeyHeader }),
       ...observability.plugins,
+      // After HTTP caching and every other onExecute hook: a hit stops execution where it is.
+      ...(responses ? [responses.plugin] : []),
       ...(graphiqlAssets ? [graphiqlAssets.plugin] : []),
       useRefusalMessages(),
     ],
@@ -164,5 +175,6 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
           port: config.metricsPort === undefined ? 'main' : 'metrics',
         }
       : undefined,
+    responses,
   };
 }

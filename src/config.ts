@@ -114,6 +114,8 @@ export const settings = z.object({
     .string()
     .regex(/^[A-Za-z0-9-]+$/, { error: 'a header name such as Surrogate-Key, Cache-Tag or xkey' })
     .default('Surrogate-Key'),
+  // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0 turns it off.
+  RESPONSE_CACHE_MAX_MB: int(0, 65_536).default(32),
   GRAPHQL_APQ: flag.default(true),
   APQ_MAX_DOCUMENTS: int(1, 1_000_000).default(1_000),
   APQ_MAX_BYTES: int(1_024, 1_073_741_824).default(4_194_304),
@@ -248,6 +250,8 @@ function toConfig(e: Settings) {
     },
     cacheAdminToken: e.CACHE_ADMIN_TOKEN,
     surrogateKeyHeader: e.SURROGATE_KEY_HEADER,
+    /** Cache of serialized results; false when it or the upstream cache (PIM_CACHE) is off. */
+    responseCache: e.PIM_CACHE && e.RESPONSE_CACHE_MAX_MB > 0 && { maxBytes: e.RESPONSE_CACHE_MAX_MB * 2 ** 20 },
     apq: e.GRAPHQL_APQ && {
       maxDocuments: e.APQ_MAX_DOCUMENTS,
       maxBytes: e.APQ_MAX_BYTES,

@@ -95,7 +95,7 @@ export function createPimClient({
       defaultTtlMs: cacheOptions === false ? 0 : cacheOptions.defaultTtlMs,
       openBytes: () => bytesHeld.open(),
       // Read only once an invalidation has happened, when `cache` exists.
-      onInvalidation: () => cache?.forgetAnswers(),
+      onInvalidation: () => (cache?.forgetAnswers(), staleOptions.onInvalidation?.()),
     });
   const invalidatedSince = stale?.invalidatedSince ?? (() => 0);
   const cache =

@@ -41,6 +41,10 @@ function noStore(credential: boolean): string {
   return credential ? 'private, no-store' : 'no-store';
 }
 
+/** The request carries one of the forwarded (credential) headers, which makes its answers private. */
+export const sendsCredential = (forwardHeaders: readonly string[], headers: Headers): boolean =>
+  forwardHeaders.some((name) => (headers.get(name) ?? '') !== '');
+
 // Bodies of these types are streamed parts (@defer/@stream, subscriptions): never stored, never hashed.
 const streamedTypes = /^(multipart\/|text\/event-stream)/i;
 
@@ -51,7 +55,7 @@ const streamedTypes = /^(multipart\/|text\/event-stream)/i;
  * shared cache keeps one caller's answer from another.
  */
 export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachingOptions): Plugin {
-  const carriesCredential = (headers: Headers) => forwardHeaders.some((name) => (headers.get(name) ?? '') !== '');
+  const carriesCredential = (headers: Headers) => sendsCredential(forwardHeaders, headers);
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
     onExecutionResult({ request, result, setResult, context }) {

@@ -1,0 +1,158 @@
+import type { ExecutionResult } from 'graphql';
+import { isAsyncIterable, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import { createCredentialKey, type UpstreamCredentials } from '../pim/credential.ts';
+import { ALL } from '../pim/cache/invalidations.ts';
+import type { PimApi } from '../pim/loaders.ts';
+import type { Freshness } from '../pim/rest/types.ts';
+import { cacheControlFor, sendsCredential } from './http-caching.ts';
+
+export interface ResponseCacheOptions {
+  /** Bound on the entries: keys and serialized results, counted as two bytes a character. */
+  maxBytes: number;
+  /** Lower-case incoming headers passed on to the PIM (a request with one gets a private Cache-Control). */
+  forwardHeaders: readonly string[];
+  /** Builds a request's upstream credential headers; entries are partitioned as the upstream cache's are. */
+  credentials: UpstreamCredentials;
+}
+
+/** Serialized results of repeated operations, and the hook that drops them when the catalog changes. */
+export interface ResponseCache {
+  plugin: Plugin;
+  /**
+   * Drops every entry that read `tag` (`catalog:<id>` or `classification:<id>`, the id percent-encoded,
+   * as PimApi.tags() spells them), or every entry for `all`; returns how many were dropped.
+   */
+  invalidate(tag: string): number;
+  /** Entries held, what they take (counted as `maxBytes` is), and requests answered from them so far. */
+  stats(): { entries: number; bytes: number; hits: number };
+}
+
+interface Entry {
+  /** The result exactly as it was sent. */
+  text: string;
+  /** The response headers the result set besides Cache-Control, which is worked out again per hit. */
+  headers: Record<string, string>;
+  /** The least freshness of the upstream answers behind it, at `at` (epoch ms). */
+  freshness: Freshness;
+  at: number;
+  tags: readonly string[];
+}
+
+const KEY = Symbol('response cache key');
+const HIT = Symbol('response cache hit');
+const SENT = Symbol('response headers of a result to store');
+/** What this plugin keeps on the request's context, and on the results it serves or stores. */
+type Marks = { [KEY]?: string; [HIT]?: Entry; pim?: PimApi };
+type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<string, string> } };
+
+// A client asking past caches (a reload, `no-cache`) gets a result executed afresh.
+const asksPastCache = (headers: Headers) =>
+  /\b(no-cache|no-store|max-age=0)\b/i.test(headers.get('cache-control') ?? '');
+// Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
+// are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
+const marginS = 2;
+
+/**
+ * A cache of whole serialized results, keyed by document, variables, operation name and the
+ * credential partition. A hit skips validation, the context, execution and serialization, but still
+ * goes through every onExecute hook (request log, metrics, spans) and every response hook
+ * (ETag and 304, CORS, Vary, request id); its Cache-Control is what its answers have left. An
+ * entry lives only while every upstream answer it used is fresh; results with errors, stale
+ * data or no upstream freshness, and streamed (`@defer`/`@stream`) ones, are never stored.
+ */
+export function createResponseCache({ maxBytes, forwardHeaders, credentials }: ResponseCacheOptions): ResponseCache {
+  // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
+  const credentialKey = createCredentialKey(credentials.names);
+  const keyOf = (params: GraphQLParams, headers: Headers) =>
+    [
+      credentialKey(credentials.headers(headers)),
+      params.operationName ?? '',
+      JSON.stringify(params.variables ?? null),
+      params.query,
+    ].join('\n');
+  const entries = new LRUCache<string, Entry>({ maxSize: maxBytes });
+  // Bumped by every invalidation: a result executed before one may hold data it ended.
+  let generation = 0;
+  let hits = 0;
+  let yoga: YogaServerInstance<object, object>;
+  const plugin: Plugin = {
+    onYogaInit: (init) => void (yoga = init.yoga as typeof yoga),
+    onParams({ params, request, context, setParamsHandler }) {
+      if (params.query === undefined) return;
+      const marks = context as Marks;
+      marks[KEY] = keyOf(params, request.headers);
+      const entry = asksPastCache(request.headers) ? undefined : entries.get(marks[KEY]);
+      if (!entry) return;
+      // Yoga's own handler without validation and context: the execute hooks run, then onExecute answers.
+      // The document comes from Yoga's parser cache (an entry holding it would keep 70 bytes a character).
+      setParamsHandler(() => {
+        const contextValue = Object.assign(context, { request, params, [HIT]: entry });
+        const { schema, parse, execute } = yoga.getEnveloped(contextValue);
+        const { variables: variableValues, operationName } = params;
+        return execute({ schema, document: parse(params.query!), contextValue, variableValues, operationName });
+      });
+    },
+    onExecute({ args, setResultAndStopExecution }) {
+      const { request, pim, [KEY]: key, [HIT]: entry } = args.contextValue as Marks & { request: Request };
+      if (entry)
+        return (void hits++, setResultAndStopExecution({ [HIT]: entry, stringify: () => entry.text } as Result));
+      const started = generation;
+      return {
+        onExecuteDone({ result, setResult }) {
+          const freshness = pim?.freshness();
+          const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
+          if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
+          if (ttl <= 0 || result.errors?.length || result.data == null) return;
+          if (/\bno-store\b/i.test(request.headers.get('cache-control') ?? '')) return;
+          const sent: NonNullable<Result[typeof SENT]> = {};
+          const tags = [...pim.tags()];
+          const stringify = (out: ExecutionResult) => {
+            const text = JSON.stringify(out);
+            // What is sent is checked, not what was executed: a later hook may have marked it stale.
+            if (sent.headers && !out.errors?.length && !out.extensions?.['stale'] && generation === started) {
+              const entry = { text, headers: sent.headers, freshness, at: Date.now(), tags };
+              entries.set(key, entry, { ttl, size: 2 * (key.length + text.length) });
+            }
+            return text;
+          };
+          setResult({ ...result, [SENT]: sent, stringify } as Result);
+        },
+      };
+    },
+    // Runs after HTTP caching's hook, which gave the result its Cache-Control.
+    onExecutionResult({ request, result, setResult }) {
+      if (!result || isAsyncIterable(result)) return;
+      const http = result.extensions?.['http'] as { headers?: Record<string, string> } | undefined;
+      const { 'cache-control': _, ...headers } = http?.headers ?? {};
+      const { [SENT]: sent, [HIT]: entry } = result as Result;
+      if (sent) sent.headers = headers;
+      if (!entry) return;
+      const cacheControl = cacheControlFor({
+        method: request.method,
+        credential: sendsCredential(forwardHeaders, request.headers),
+        freshness: aged(entry.freshness, Date.now() - entry.at),
+        failed: false,
+      });
+      const all = { ...headers, ...entry.headers, 'cache-control': cacheControl };
+      setResult({ ...result, extensions: { ...result.extensions, http: { ...http, headers: all } } });
+    },
+  };
+  return {
+    plugin,
+    invalidate(tag) {
+      generation++;
+      const before = entries.size;
+      if (tag === ALL) entries.clear();
+      else for (const key of [...entries.keys()]) if (entries.peek(key)?.tags.includes(tag)) entries.delete(key);
+      return before - entries.size;
+    },
+    stats: () => ({ entries: entries.size, bytes: entries.calculatedSize, hits }),
+  };
+}
+
+// Takes the whole seconds elapsed since the entry was stored off both lifetimes.
+function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: number): Freshness {
+  const elapsedS = Math.floor(elapsedMs / 1000);
+  return { maxAgeS: Math.max(0, maxAgeS - elapsedS), sharedMaxAgeS: Math.max(0, sharedMaxAgeS - elapsedS), shared };
+}
