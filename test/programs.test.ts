@@ -20,7 +20,9 @@ afterAll(() => rm(bare, { recursive: true, force: true }));
 
 describe('a machine without redis-server, varnishd or Chromium', () => {
   it('passes `vitest run`, saying how many checks it skipped and what to install', async () => {
-    const { code, lines } = await runProcess(process.execPath, [vitest, 'run', redisFile], { env: { PATH: bare } });
+    // REQUIRE_ALL_TOOLS is cleared: .ci/run sets it for the suite, and the child would inherit it.
+    const env = { PATH: bare, REQUIRE_ALL_TOOLS: '' };
+    const { code, lines } = await runProcess(process.execPath, [vitest, 'run', redisFile], { env });
     expect(code, lines.join('\n')).toBe(0);
     expect(lines).toContain('skipped 1 check: install redis-server (apt-get install redis-server) for 1');
   });
