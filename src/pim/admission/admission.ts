@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { pimError } from '../rest/errors.ts';
+import type { JoinedShares } from '../rest/types.ts';
 import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 
 /** What the admission interceptor reads from a call's dispatch options, besides undici's own. */
@@ -12,6 +13,8 @@ export interface AdmissionDispatchOptions {
   queueShare?: string | undefined;
   /** The call's credential partition, computed once per GraphQL request; the queue key when `queueKey` is unset. */
   partition?: string | undefined;
+  /** Shares of other requests waiting on this call (coalescing): the queue serves it in the best of them. */
+  joined?: JoinedShares | undefined;
 }
 
 export interface AdmissionOptions {
@@ -36,7 +39,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
       const { signal } = own;
       const partition = own.queueKey ?? own.partition ?? keyOf((opts.headers ?? {}) as Record<string, string>);
       const key: QueueKey = { partition, share: own.queueShare ?? partition };
-      queue.acquire(key, deadline, signal).then(
+      queue.acquire(key, deadline, signal, own.joined).then(
         (release) => {
           const left = deadline - Date.now();
           if (left <= 0) return refuse(handler, budgetSpent(), release);

@@ -1,4 +1,5 @@
 import { pimError } from '../rest/errors.ts';
+import type { JoinedShares } from '../rest/types.ts';
 
 export interface FairQueueOptions {
   /** Slots in all (upstream connections). */
@@ -19,16 +20,21 @@ export interface QueueKey {
 export type Release = () => void;
 
 interface Waiter {
-  grant(): void;
+  /** Every share the call waits in: its own, then those of requests that joined it (coalescing). */
+  shares: Share[];
+  grant(share: Share): void;
 }
 
 interface Share {
+  name: string;
   active: number;
   waiters: Waiter[];
 }
 
 interface Partition {
+  name: string;
   active: number;
+  /** Calls waiting, each counted once however many shares it waits in. */
   waiting: number;
   // Insertion order is the turn order: a share served goes to the back.
   shares: Map<string, Share>;
@@ -38,25 +44,37 @@ interface Partition {
  * A queue for the upstream connections, fair on two levels: each partition (a credential) holds
  * at most `maxPerKey` slots, and a freed slot goes to the partition, then to the share inside it,
  * with the fewest calls in flight (ties in turn). So a caller with nothing in flight is next,
- * whatever burst another caller of the same credential has queued.
+ * whatever burst another caller of the same credential has queued. A call several requests wait on
+ * waits in each of their shares and is served in whichever comes first.
  */
 export function createFairQueue({ maxConcurrency, maxPerKey }: FairQueueOptions) {
   let active = 0;
   // Insertion order is the turn order: a partition served goes to the back.
   const partitions = new Map<string, Partition>();
 
-  const open = ({ partition, share }: QueueKey) => {
-    let p = partitions.get(partition);
-    if (!p) partitions.set(partition, (p = { active: 0, waiting: 0, shares: new Map() }));
-    let s = p.shares.get(share);
-    if (!s) p.shares.set(share, (s = { active: 0, waiters: [] }));
-    return { p, s };
+  const partitionOf = (name: string) => {
+    let p = partitions.get(name);
+    if (!p) partitions.set(name, (p = { name, active: 0, waiting: 0, shares: new Map() }));
+    return p;
   };
-  const forget = ({ partition, share }: QueueKey, p: Partition, s: Share) => {
-    if (s.active === 0 && s.waiters.length === 0) p.shares.delete(share);
-    if (p.shares.size === 0) partitions.delete(partition);
+  const shareOf = (p: Partition, name: string) => {
+    let s = p.shares.get(name);
+    if (!s) p.shares.set(name, (s = { name, active: 0, waiters: [] }));
+    return s;
   };
-  const take = (key: QueueKey, p: Partition, s: Share): Release => {
+  const forget = (p: Partition, s: Share) => {
+    if (s.active === 0 && s.waiters.length === 0) p.shares.delete(s.name);
+    if (p.shares.size === 0) partitions.delete(p.name);
+  };
+  // Takes a waiter out of every share it waits in; `kept`, the share about to be served, stays open.
+  const unqueue = (p: Partition, waiter: Waiter, kept?: Share) => {
+    p.waiting--;
+    for (const s of waiter.shares) {
+      s.waiters.splice(s.waiters.indexOf(waiter), 1);
+      if (s !== kept) forget(p, s);
+    }
+  };
+  const take = (p: Partition, s: Share): Release => {
     active++;
     p.active++;
     s.active++;
@@ -67,7 +85,7 @@ export function createFairQueue({ maxConcurrency, maxPerKey }: FairQueueOptions)
       active--;
       p.active--;
       s.active--;
-      forget(key, p, s);
+      forget(p, s);
       next();
     };
   };
@@ -76,27 +94,31 @@ export function createFairQueue({ maxConcurrency, maxPerKey }: FairQueueOptions)
       const p = fewest(partitions, (c) => c.waiting > 0 && c.active < maxPerKey);
       if (!p) return;
       const s = fewest(p.shares, (c) => c.waiters.length > 0)!;
-      p.waiting--;
       // The grant takes its slot at once, so the loop sees the count it leaves.
-      s.waiters.shift()!.grant();
+      s.waiters[0]!.grant(s);
     }
   };
 
   /**
    * Waits for a slot for `key`. Rejects with BUDGET_EXCEEDED when `deadline` (epoch ms) passes
-   * first, and with the signal's reason when the caller leaves; neither ever held a slot.
+   * first, and with the signal's reason when the caller leaves; neither ever held a slot. Each share
+   * `joined` names while the call waits becomes one more share it waits in.
    */
-  function acquire(key: QueueKey, deadline: number, signal?: AbortSignal): Promise<Release> {
+  function acquire(key: QueueKey, deadline: number, signal?: AbortSignal, joined?: JoinedShares): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const { p, s } = open(key);
-    if (active < maxConcurrency && p.active < maxPerKey && p.waiting === 0) return Promise.resolve(take(key, p, s));
+    const p = partitionOf(key.partition);
+    const own = shareOf(p, key.share);
+    if (active < maxConcurrency && p.active < maxPerKey && p.waiting === 0) return Promise.resolve(take(p, own));
     return new Promise<Release>((resolve, reject) => {
-      const leave = (reason: unknown) => {
+      let waiting = true;
+      const done = (kept?: Share) => {
+        waiting = false;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        s.waiters.splice(s.waiters.indexOf(waiter), 1);
-        p.waiting--;
-        forget(key, p, s);
+        unqueue(p, waiter, kept);
+      };
+      const leave = (reason: unknown) => {
+        done();
         reject(reason);
       };
       const onAbort = () => leave(signal!.reason);
@@ -105,15 +127,21 @@ export function createFairQueue({ maxConcurrency, maxPerKey }: FairQueueOptions)
         Math.max(0, deadline - Date.now()),
       );
       const waiter: Waiter = {
-        grant() {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          resolve(take(key, p, s));
+        shares: [own],
+        grant(share) {
+          done(share);
+          resolve(take(p, share));
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      s.waiters.push(waiter);
+      own.waiters.push(waiter);
       p.waiting++;
+      joined?.listen((name) => {
+        if (!waiting || waiter.shares.some((s) => s.name === name)) return;
+        const s = shareOf(p, name);
+        s.waiters.push(waiter);
+        waiter.shares.push(s);
+      });
     });
   }
 

@@ -67,6 +67,17 @@ export interface CallOptions {
    * carried with every call, so coalescing, the stores and the queue never hash the credential again.
    */
   partition: string;
+  /** Set by coalescing: the shares of other requests that joined this call while it may still be queued. */
+  joined?: JoinedShares | undefined;
+}
+
+/**
+ * The queue shares of the requests that joined one coalesced call. The queue serves a waiting call in
+ * the best of its shares, so a request that joins another's queued call waits no longer than its own would.
+ */
+export interface JoinedShares {
+  /** Tells `join` of each share that has joined, then of each that joins later. */
+  listen(join: (share: string) => void): void;
 }
 
 /** What a caller hands the client: without a partition (the readiness probe, tests) the client computes it. */

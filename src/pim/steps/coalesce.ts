@@ -1,10 +1,30 @@
-import type { Answer, CallOptions, Layer } from '../rest/types.ts';
+import type { Answer, CallOptions, JoinedShares, Layer } from '../rest/types.ts';
 
 interface Flight {
   result: Promise<Answer>;
   controller: AbortController;
   waiters: number;
   settled: boolean;
+  /** Lends the flight a joiner's queue share, so it is not served later than the joiner's own call. */
+  join(call: CallOptions): void;
+}
+
+// The shares of a flight's joiners, told to the queue (admission) while the call waits there.
+function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join'> {
+  const shares = new Set<string>();
+  const listeners: Array<(share: string) => void> = [];
+  return {
+    listen(join) {
+      listeners.push(join);
+      for (const share of shares) join(share);
+    },
+    join({ queueKey, queueShare }) {
+      // A share counts only in the queue partition the call waits in (the readiness probe has its own).
+      if (queueShare === undefined || queueKey !== first.queueKey || shares.has(queueShare)) return;
+      shares.add(queueShare);
+      for (const listener of listeners) listener(queueShare);
+    },
+  };
 }
 
 /**
@@ -18,14 +38,15 @@ export function createCoalescing(): Layer {
 
     const start = (key: string, ...[request, call]: Parameters<typeof next>): Flight => {
       const controller = new AbortController();
+      const joined = joinedShares(call);
       let result: Promise<Answer>;
       try {
         // The first caller's budget bounds the shared call; every waiter gets its one Answer.
-        result = next(request, { ...call, signal: controller.signal });
+        result = next(request, { ...call, signal: controller.signal, joined });
       } catch (error) {
         result = Promise.reject(error);
       }
-      const flight: Flight = { result, controller, waiters: 0, settled: false };
+      const flight: Flight = { result, controller, waiters: 0, settled: false, join: joined.join };
       const settle = () => {
         flight.settled = true;
         if (flights.get(key) === flight) flights.delete(key);
@@ -48,7 +69,9 @@ export function createCoalescing(): Layer {
       const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
       const key = `${call.partition} ${request.path}`;
-      const flight = flights.get(key) ?? start(key, request, call);
+      let flight = flights.get(key);
+      if (flight) flight.join(call);
+      else flight = start(key, request, call);
       flight.waiters += 1;
       if (!signal) return flight.result;
       return new Promise<Answer>((resolve, reject) => {

@@ -17,9 +17,9 @@ export interface SendOptions {
 
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
 export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOptions): Send {
-  return async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare, partition }) => {
+  return async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare, partition, joined }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
-    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition };
+    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition, joined };
     try {
       const response = await request(checkedUrl(base, pimRequest.path), {
         dispatcher,
