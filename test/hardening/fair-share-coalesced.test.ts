@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
+import { aliasedCalls, postTimed } from '../helpers/burst.ts';
 
 // A call identical to one another request has queued joins it (coalescing). The joined call must then
 // wait no longer than the joiner's own call would: not behind the burst of the request that queued it.
@@ -17,20 +18,12 @@ const SLOW_MS = 1_000;
 // Up to one call time for a connection, then the call itself, with room for a busy machine.
 const OWN_CALL = 2 * SLOW_MS + 1_000;
 
-const fields = (prefix: string, count: number) =>
-  `{ ${Array.from({ length: count }, (_, i) => `f${i}: classificationGroups(classificationId: "${prefix}-${i}")`).join(' ')} }`;
+const fields = aliasedCalls;
 
-async function post(url: string, query: string, signal?: AbortSignal) {
-  const started = Date.now();
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query }),
-    signal,
-  });
-  const body = (await response.json()) as { errors?: unknown[] };
-  return { ms: Date.now() - started, errors: body.errors };
-}
+const post = async (url: string, query: string, signal?: AbortSignal) => {
+  const { ms, body } = await postTimed(url, query, {}, signal);
+  return { ms, errors: body.errors };
+};
 
 it("D3: a call that joins another request's queued call waits about one call time, not behind that request's burst", async () => {
   upstream = await startUpstream(faults.slowHeaders(SLOW_MS));

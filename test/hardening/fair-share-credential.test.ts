@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
+import { aliasedCalls, postTimed } from '../helpers/burst.ts';
 
 // Fairness inside one credential: every keyless caller shares the server's key, so the queue must
 // also be fair between the requests (or client addresses) that use it. Defaults for the pool sizes.
@@ -21,21 +22,12 @@ const SLOW_MS = 2_000;
 // One upstream call time, with room for a busy machine; the budget (20 s by default) is far above it.
 const ONE_CALL = SLOW_MS + 1_000;
 
-/** One operation of `count` aliased fields, each a distinct upstream call whose id starts with `prefix`. */
-const fields = (prefix: string, count: number) =>
-  `{ ${Array.from({ length: count }, (_, i) => `f${i}: classificationGroups(classificationId: "${prefix}-${i}")`).join(' ')} }`;
+const fields = aliasedCalls;
 
-async function post(url: string, query: string, headers: Record<string, string> = {}, signal?: AbortSignal) {
-  const started = Date.now();
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query }),
-    signal,
-  });
-  const body = (await response.json()) as { errors?: unknown[] };
-  return { ms: Date.now() - started, errors: body.errors };
-}
+const post = async (url: string, query: string, headers: Record<string, string> = {}, signal?: AbortSignal) => {
+  const { ms, body } = await postTimed(url, query, headers, signal);
+  return { ms, errors: body.errors };
+};
 
 /** Calls whose id starts with "slow" take `ms`, the rest answer at once; counts them in flight by `group`. */
 function slowBurst(group: (req: IncomingMessage) => string | undefined, ms = SLOW_MS) {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
+import { aliasedCalls, postTimed } from '../helpers/burst.ts';
 
 let upstream: Upstream | undefined;
 let facade: Facade | undefined;
@@ -11,22 +12,9 @@ afterEach(async () => {
   facade = upstream = undefined;
 });
 
-/** One operation of `count` aliased fields, each a distinct upstream call. */
-const fields = (prefix: string, count: number) =>
-  `{ ${Array.from({ length: count }, (_, i) => `f${i}: classificationGroups(classificationId: "${prefix}-${i}")`).join(' ')} }`;
-
-async function post(url: string, query: string, key?: string, signal?: AbortSignal) {
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
-    body: JSON.stringify({ query }),
-    signal,
-  });
-  return (await response.json()) as {
-    data?: Record<string, unknown>;
-    errors?: Array<{ extensions: { code: string } }>;
-  };
-}
+const fields = aliasedCalls;
+const post = async (url: string, query: string, key?: string, signal?: AbortSignal) =>
+  (await postTimed(url, query, key ? { 'x-api-key': key } : {}, signal)).body;
 
 const codes = (body: Awaited<ReturnType<typeof post>>) => [...new Set(body.errors?.map((e) => e.extensions.code))];
 
