@@ -191,8 +191,8 @@ function toConfig(e: Settings) {
       },
       /** Last-known-good and stale-while-revalidate; the copies live in Redis too when REDIS_URL is set. */
       stale: {
-        staleIfErrorS: e.PIM_STALE_IF_ERROR_S,
-        staleWhileRevalidateS: e.PIM_STALE_WHILE_REVALIDATE_S,
+        staleIfErrorMs: e.PIM_STALE_IF_ERROR_S * 1_000,
+        staleWhileRevalidateMs: e.PIM_STALE_WHILE_REVALIDATE_S * 1_000,
         maxBytes: e.PIM_STALE_MAX_MB * 2 ** 20,
         ...redis,
         // Invalidations sent to another instance end freshness here within this time.
