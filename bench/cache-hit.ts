@@ -22,18 +22,11 @@ const config = loadConfig({ PIM_BASE_URL: upstream.url, LOG_LEVEL: 'silent' });
 const app = createApp({ ...config, pimBaseUrl: upstream.url });
 // The app's client is not exported: an equal one, configured the way app.ts does it.
 const client = createPimClient({
+  ...config.pim,
   baseUrl: upstream.url,
-  connectTimeoutMs: config.connectTimeoutMs,
-  requestTimeoutMs: config.requestTimeoutMs,
-  maxConcurrency: config.maxConcurrency,
-  maxConcurrencyPerCredential: config.maxConcurrencyPerCredential,
-  credentialHeaders: config.forwardHeaders,
-  coalesce: config.coalesce,
-  cache: config.cache && { ...config.cache, onError: () => undefined },
-  stale: { ...config.stale, onError: () => undefined },
-  maxBodyBytes: config.maxUpstreamBodyBytes,
-  byteLimits: config.upstreamByteLimits,
-  resilience: config.resilience,
+  credentialHeaders: config.credentials.forwardHeaders,
+  cache: config.pim.cache && { ...config.pim.cache, onError: () => undefined },
+  stale: { ...config.pim.stale, onError: () => undefined },
 });
 const limits = { maxPageSize: 200, maxIdLength: 128 };
 // The plain id is answered `no-store` (every call goes upstream), the prefixed one `max-age=60` (hits after the first).

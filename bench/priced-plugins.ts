@@ -10,11 +10,10 @@ export type PricedPlugin = 'metrics' | 'limits' | 'security';
 
 /** Builds the named plugins with the options `createApp` gives them for `config`. */
 export function pricedPlugins(names: readonly PricedPlugin[], config: Config): Plugin[] {
-  const { introspection, csrfPrevention, serviceSdl } = config;
   const make: Record<PricedPlugin, () => Plugin> = {
-    metrics: () => useMetrics({ metrics: createMetrics(), path: config.metricsPath }),
-    limits: () => useAbuseLimits({ ...config.limits, blockSuggestions: !introspection }),
-    security: () => useSecurity({ introspection, csrfPrevention, serviceSdl }),
+    metrics: () => useMetrics({ metrics: createMetrics(), path: config.observability.metricsPath }),
+    limits: () => useAbuseLimits(config.limits),
+    security: () => useSecurity(config.security),
   };
   return names.map((name) => make[name]());
 }

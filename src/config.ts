@@ -155,7 +155,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return toConfig(parsed.data);
 }
 
+/**
+ * The settings as option groups, each shaped as the options of the module app.ts hands it to (the
+ * compiler checks that there), so app.ts passes them through. Durations are ms, sizes bytes.
+ */
 function toConfig(e: Settings) {
+  const introspection = e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production';
+  const redis = { redisUrl: e.REDIS_URL, redisTimeoutMs: redisTimeoutMs(e) };
   return {
     port: e.PORT,
     /** Undefined listens on all interfaces, like `node:http` does by default. */
@@ -166,42 +172,72 @@ function toConfig(e: Settings) {
     pimBaseUrl: e.PIM_BASE_URL,
     /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */
     demo: e.PIM_DEMO || !e.PIM_BASE_URL,
-    pimApiKey: e.PIM_API_KEY,
-    /** Lower-case names of incoming headers passed on to the PIM. */
-    forwardHeaders: e.PIM_FORWARD_HEADERS,
-    connectTimeoutMs: e.PIM_CONNECT_TIMEOUT_MS,
-    requestTimeoutMs: e.PIM_TIMEOUT_MS,
-    maxConcurrency: e.PIM_MAX_CONCURRENCY,
-    /** Calls one credential may have in flight at once. */
-    maxConcurrencyPerCredential: Math.min(
-      e.PIM_MAX_CONCURRENCY,
-      // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
-      e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
-    ),
-    /** Header naming the client's address, set by a trusted proxy: the fair-queue share inside a credential. */
-    clientIpHeader: e.TRUSTED_CLIENT_IP_HEADER,
-    maxPageSize: e.MAX_PAGE_SIZE,
-    maxIdLength: e.MAX_ID_LENGTH,
-    batching: e.GRAPHQL_BATCHING,
-    /** Operation shape limits (GraphQL Armor and the upstream cost rule). */
+    /** createUpstreamCredentials: lower-case incoming headers passed on, and the server's own key. */
+    credentials: { forwardHeaders: e.PIM_FORWARD_HEADERS, apiKey: e.PIM_API_KEY },
+    /** createPimClient, less what app.ts builds (the base URL, credential names, hooks). */
+    pim: {
+      connectTimeoutMs: e.PIM_CONNECT_TIMEOUT_MS,
+      requestTimeoutMs: e.PIM_TIMEOUT_MS,
+      maxConcurrency: e.PIM_MAX_CONCURRENCY,
+      maxConcurrencyPerCredential: Math.min(
+        e.PIM_MAX_CONCURRENCY,
+        // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
+        e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
+      ),
+      coalesce: e.PIM_COALESCE,
+      cache: e.PIM_CACHE && {
+        defaultTtlMs: e.PIM_CACHE_TTL_MS,
+        maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
+        maxEntryBytes: e.PIM_MAX_BODY_BYTES,
+        ...redis,
+      },
+      /** Last-known-good and stale-while-revalidate; the copies live in Redis too when REDIS_URL is set. */
+      stale: {
+        staleIfErrorMs: e.PIM_STALE_IF_ERROR_S * 1_000,
+        staleWhileRevalidateMs: e.PIM_STALE_WHILE_REVALIDATE_S * 1_000,
+        maxBytes: e.PIM_STALE_MAX_MB * 2 ** 20,
+        ...redis,
+        // Invalidations sent to another instance end freshness here within this time.
+        invalidationPollMs: 1_000,
+      },
+      maxBodyBytes: e.PIM_MAX_BODY_BYTES,
+      byteLimits: { maxRequestBytes: e.PIM_MAX_REQUEST_BYTES, maxInflightBytes: e.PIM_MAX_INFLIGHT_BYTES },
+      resilience: {
+        retries: e.PIM_RETRIES,
+        retryBaseMs: e.PIM_RETRY_BASE_MS,
+        breakerThreshold: e.PIM_BREAKER_THRESHOLD,
+        halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
+      },
+    },
+    /** createContextFactory: what one GraphQL request may ask of the PIM. */
+    request: {
+      limits: { maxPageSize: e.MAX_PAGE_SIZE, maxIdLength: e.MAX_ID_LENGTH },
+      budgetMs: e.GRAPHQL_BUDGET_MS,
+      maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
+      maxRepresentations: e.FEDERATION_MAX_REPRESENTATIONS,
+      clientIpHeader: e.TRUSTED_CLIENT_IP_HEADER,
+    },
+    /** useSecurity; introspection also decides GraphiQL and suggestions. */
+    security: {
+      introspection,
+      csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
+      // Federation's `_service { sdl }` follows introspection unless FEDERATION_SDL says otherwise.
+      serviceSdl: e.FEDERATION_SDL ?? introspection,
+    },
+    /** useAbuseLimits: operation shape limits (GraphQL Armor and the upstream cost rule). */
     limits: {
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxTokens: e.GRAPHQL_MAX_TOKENS,
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
       maxCost: e.GRAPHQL_MAX_COST,
+      blockSuggestions: !introspection,
     },
-    /** Deadline of one request's upstream work, and how many distinct upstream calls it may make. */
-    budgetMs: e.GRAPHQL_BUDGET_MS,
-    maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
-    /** Introspection, GraphiQL and suggestions; off in production unless GRAPHQL_INTROSPECTION says otherwise. */
-    introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
-    /** Federation's `_service { sdl }`; follows introspection unless FEDERATION_SDL says otherwise. */
-    serviceSdl: e.FEDERATION_SDL ?? e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
-    /** Entity representations one request may resolve (a gateway's page of references). */
-    maxRepresentations: e.FEDERATION_MAX_REPRESENTATIONS,
-    csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
+    /** useHttpCaching. */
+    httpCaching: { forwardHeaders: e.PIM_FORWARD_HEADERS, surrogateKeyHeader: e.SURROGATE_KEY_HEADER },
+    batching: e.GRAPHQL_BATCHING,
     corsOrigins: e.CORS_ORIGINS,
+    /** createServer (http/server.ts). */
     http: {
       maxBodyBytes: e.HTTP_MAX_BODY_BYTES,
       maxHeaderBytes: e.HTTP_MAX_HEADER_BYTES,
@@ -211,55 +247,34 @@ function toConfig(e: Settings) {
       maxInFlight: e.HTTP_MAX_IN_FLIGHT,
       shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     },
+    /** createReadiness: how recent the upstream's last answer must be. */
     readinessMaxAgeMs: e.READINESS_MAX_AGE_MS,
-    resilience: {
-      retries: e.PIM_RETRIES,
-      retryBaseMs: e.PIM_RETRY_BASE_MS,
-      breakerThreshold: e.PIM_BREAKER_THRESHOLD,
-      halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
-    },
-    maxUpstreamBodyBytes: e.PIM_MAX_BODY_BYTES,
-    /** Upstream bytes one GraphQL request may read, and the process may hold at once. */
-    upstreamByteLimits: { maxRequestBytes: e.PIM_MAX_REQUEST_BYTES, maxInflightBytes: e.PIM_MAX_INFLIGHT_BYTES },
-    /** OTLP/HTTP collector base URL; undefined turns tracing off. */
-    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-    otelServiceName: e.OTEL_SERVICE_NAME,
-    /** Where Prometheus scrapes, on the main port; false serves no metrics endpoint. */
-    metricsPath: e.METRICS_PATH === 'off' ? (false as const) : e.METRICS_PATH,
-    /** A port of their own for the metrics; undefined serves them on the main port. */
-    metricsPort: e.METRICS_PORT,
-    /** Share identical in-flight upstream GETs of one credential. */
-    coalesce: e.PIM_COALESCE,
-    /** HTTP cache of upstream answers; false when PIM_CACHE is off. */
-    cache: e.PIM_CACHE && {
-      defaultTtlMs: e.PIM_CACHE_TTL_MS,
-      maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
-      maxEntryBytes: e.PIM_MAX_BODY_BYTES,
-      redisUrl: e.REDIS_URL,
-      redisTimeoutMs: redisTimeoutMs(e),
-    },
-    /** Last-known-good and stale-while-revalidate; the copies live in Redis too when REDIS_URL is set. */
-    stale: {
-      staleIfErrorS: e.PIM_STALE_IF_ERROR_S,
-      staleWhileRevalidateS: e.PIM_STALE_WHILE_REVALIDATE_S,
-      maxBytes: e.PIM_STALE_MAX_MB * 2 ** 20,
-      redisUrl: e.REDIS_URL,
-      redisTimeoutMs: redisTimeoutMs(e),
-      // Invalidations sent to another instance end freshness here within this time.
-      invalidationPollMs: 1_000,
+    /** createObservability, and where main.ts serves the metrics. */
+    observability: {
+      /** OTLP/HTTP collector base URL; undefined turns tracing off. */
+      otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: e.OTEL_SERVICE_NAME,
+      /** Where Prometheus scrapes; false serves no metrics endpoint. */
+      metricsPath: e.METRICS_PATH === 'off' ? (false as const) : e.METRICS_PATH,
+      /** A port of their own for the metrics; undefined serves them on the main port. */
+      metricsPort: e.METRICS_PORT,
     },
     cacheAdminToken: e.CACHE_ADMIN_TOKEN,
-    surrogateKeyHeader: e.SURROGATE_KEY_HEADER,
     /** Cache of serialized results; false when it or the upstream cache (PIM_CACHE) is off. */
     responseCache: e.PIM_CACHE && e.RESPONSE_CACHE_MAX_MB > 0 && { maxBytes: e.RESPONSE_CACHE_MAX_MB * 2 ** 20 },
-    apq: e.GRAPHQL_APQ && {
-      maxDocuments: e.APQ_MAX_DOCUMENTS,
-      maxBytes: e.APQ_MAX_BYTES,
-      ttlMs: e.APQ_TTL_S * 1_000,
-      redisUrl: e.REDIS_URL,
-      redisTimeoutMs: redisTimeoutMs(e),
+    /** createPersistedDocuments: the trusted-documents manifest and APQ. */
+    persisted: {
+      path: e.PERSISTED_DOCUMENTS_PATH,
+      only: e.PERSISTED_DOCUMENTS_ONLY,
+      apq: e.GRAPHQL_APQ && {
+        maxDocuments: e.APQ_MAX_DOCUMENTS,
+        maxBytes: e.APQ_MAX_BYTES,
+        ttlMs: e.APQ_TTL_S * 1_000,
+        // A document bigger than a request body could never have been sent.
+        maxDocumentBytes: e.HTTP_MAX_BODY_BYTES,
+        ...redis,
+      },
     },
-    persistedDocuments: { path: e.PERSISTED_DOCUMENTS_PATH, only: e.PERSISTED_DOCUMENTS_ONLY },
   };
 }
 

@@ -18,8 +18,8 @@ const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;
 const app = orExit(() => createApp({ ...config, pimBaseUrl }, logger));
 const server = createServer(app, config.http);
 const metrics =
-  config.metricsPort !== undefined && config.metricsPath
-    ? createMetricsServer(app.metrics, config.metricsPath, app.invalidation?.handle)
+  config.observability.metricsPort !== undefined && config.observability.metricsPath
+    ? createMetricsServer(app.metrics, config.observability.metricsPath, app.invalidation?.handle)
     : undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
 
@@ -29,8 +29,8 @@ const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true
 if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
 logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
 if (metrics) {
-  const metricsPort = await listenOrExit(metrics, config.metricsPort!);
-  logger.info(`Metrics served at http://localhost:${metricsPort}${config.metricsPath}`);
+  const metricsPort = await listenOrExit(metrics, config.observability.metricsPort!);
+  logger.info(`Metrics served at http://localhost:${metricsPort}${config.observability.metricsPath}`);
 }
 
 /** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0. */

@@ -71,11 +71,11 @@ describe('CORS_ORIGINS', () => {
 
 describe('METRICS_PORT', () => {
   it('is unset by default: the metrics are on the main port', () => {
-    expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsPath: '/metrics' });
+    expect(loadConfig({}).observability).toMatchObject({ metricsPort: undefined, metricsPath: '/metrics' });
   });
 
   it('is read as a port', () => {
-    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({ METRICS_PORT: '9464' }).observability.metricsPort).toBe(9464);
     expect(refusal({ METRICS_PORT: 'nine' })).toBe('Invalid METRICS_PORT="nine": expected an integer from 0 to 65535');
   });
 

@@ -37,8 +37,8 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 4000,
       pimBaseUrl: undefined,
-      requestTimeoutMs: 10_000,
-      forwardHeaders: ['x-api-key', 'authorization'],
+      pim: { requestTimeoutMs: 10_000 },
+      credentials: { forwardHeaders: ['x-api-key', 'authorization'] },
     });
   });
 
@@ -90,13 +90,9 @@ describe('loadConfig', () => {
       port: 8080,
       host: '127.0.0.1',
       pimBaseUrl: 'https://tenant.example.com',
-      pimApiKey: 'k',
-      forwardHeaders: ['x-api-key', 'x-tenant'],
-      connectTimeoutMs: 500,
-      requestTimeoutMs: 3000,
-      maxConcurrency: 4,
-      maxPageSize: 50,
-      maxIdLength: 64,
+      credentials: { apiKey: 'k', forwardHeaders: ['x-api-key', 'x-tenant'] },
+      pim: { connectTimeoutMs: 500, requestTimeoutMs: 3000, maxConcurrency: 4 },
+      request: { limits: { maxPageSize: 50, maxIdLength: 64 } },
       batching: true,
     });
   });

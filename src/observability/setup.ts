@@ -3,6 +3,9 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Layer } from '../pim/rest/types.ts';
 import type { PimRequest } from '../pim/rest/endpoints.ts';
+import type { CacheOutcome } from '../pim/steps/stale.ts';
+import type { UpstreamFault } from '../pim/steps/upstream-faults.ts';
+import { throttled } from '../redis.ts';
 import type { UpstreamStatus } from '../pim/rest/types.ts';
 import { createTelemetry } from '../pim/steps/telemetry.ts';
 import { useMetrics } from './plugins/metrics.ts';
@@ -37,6 +40,12 @@ export interface Observability {
   telemetry: Layer;
   /** Called when the per-request DataLoader answers a load from its cache. */
   onDedup(request: PimRequest): void;
+  /** The hooks of the client's steps, counted: retries, faults, cache and stale outcomes. */
+  onRetry(request: PimRequest): void;
+  onFault(fault: UpstreamFault): void;
+  onOutcome(outcome: CacheOutcome, reason?: string): void;
+  /** A Redis store's `onError`: counted, and logged with `message` at most once per 10 s. */
+  redisFailed(store: 'cache' | 'apq' | 'stale', message: string): (error: Error) => void;
   /** Flushes pending spans. */
   close(): Promise<void>;
 }
@@ -68,6 +77,17 @@ export function createObservability({
       tracer,
     }),
     onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
+    onRetry: (request) => metrics.retries.inc({ operation: request.operation }),
+    onFault: (fault) => metrics.upstreamFaults.inc({ fault }),
+    onOutcome: (outcome, reason) => {
+      metrics.cacheOutcomes.inc({ outcome });
+      if (reason) metrics.staleAnswers.inc({ reason });
+    },
+    // Redis being away fails every command: each failure counts, but one warn line per interval says it.
+    redisFailed: (store, message) => {
+      const warn = throttled((error: Error) => logger?.warn({ err: error.message }, message), 10_000);
+      return (error) => (metrics.redisFailures.inc({ store }), warn(error));
+    },
     close: async () => void (await provider?.shutdown()),
   };
 }

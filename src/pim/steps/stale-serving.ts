@@ -6,10 +6,10 @@ import { createStaleLayer, type CacheOutcome } from './stale.ts';
 import type { Layer } from '../rest/types.ts';
 
 export interface StaleServingOptions {
-  /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0 turns it off. */
-  staleIfErrorS: number;
-  /** Seconds past its freshness an answer without `stale-while-revalidate` is served while it is refreshed. */
-  staleWhileRevalidateS: number;
+  /** Milliseconds after it was produced that a 2xx answer may stand in for a failed call; 0 turns it off. */
+  staleIfErrorMs: number;
+  /** Milliseconds past its freshness an answer without `stale-while-revalidate` is served while it is refreshed. */
+  staleWhileRevalidateMs: number;
   /** Bound on the in-process last-known-good copies. */
   maxBytes: number;
   /** With a `redis://` URL, copies and invalidations are shared by every instance using it. */
@@ -47,8 +47,8 @@ export function createStaleServing(options: StaleServingOptions) {
   });
   const layer: Layer = createStaleLayer({
     store,
-    staleIfErrorS: options.staleIfErrorS,
-    staleWhileRevalidateS: options.staleWhileRevalidateS,
+    staleIfErrorMs: options.staleIfErrorMs,
+    staleWhileRevalidateMs: options.staleWhileRevalidateMs,
     defaultTtlMs: options.defaultTtlMs,
     invalidatedSince: invalidations.since,
     // The queue wait and the call itself, as a request's budget would allow.

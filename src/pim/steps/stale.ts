@@ -9,10 +9,10 @@ export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'revalidated';
 
 export interface StaleOptions {
   store: LastKnownGood;
-  /** Seconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
-  staleIfErrorS: number;
-  /** Seconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
-  staleWhileRevalidateS: number;
+  /** Milliseconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
+  staleIfErrorMs: number;
+  /** Milliseconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
+  staleWhileRevalidateMs: number;
   /** The HTTP cache's lifetime of answers that name none, which the answers' own freshness does not show. */
   defaultTtlMs: number;
   /** Epoch ms of the latest invalidation of a path: answers stored before it are no longer fresh. */
@@ -119,18 +119,21 @@ function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, option
       ? (ageS ?? 0) * 1_000 + freshness.maxAgeS * 1_000 - 1_000
       : options.defaultTtlMs - 1_000;
   const freshUntil = storedAt + Math.max(0, lifetimeMs);
-  const whileRevalidateS = hints.noCache ? 0 : (hints.staleWhileRevalidateS ?? options.staleWhileRevalidateS);
+  // The upstream's own directives are in seconds, as HTTP writes them.
+  const whileRevalidateMs = hints.noCache
+    ? 0
+    : hints.staleWhileRevalidateS !== undefined
+      ? hints.staleWhileRevalidateS * 1_000
+      : options.staleWhileRevalidateMs;
   const ifErrorUntil =
-    hints.staleIfErrorS !== undefined
-      ? freshUntil + hints.staleIfErrorS * 1_000
-      : storedAt + options.staleIfErrorS * 1_000;
+    hints.staleIfErrorS !== undefined ? freshUntil + hints.staleIfErrorS * 1_000 : storedAt + options.staleIfErrorMs;
   return {
     text,
     storedAt,
     freshUntil,
-    revalidateUntil: freshUntil + whileRevalidateS * 1_000,
+    revalidateUntil: freshUntil + whileRevalidateMs,
     // Turned off by the setting, never by the upstream alone.
-    errorUntil: options.staleIfErrorS > 0 ? ifErrorUntil : 0,
+    errorUntil: options.staleIfErrorMs > 0 ? ifErrorUntil : 0,
   };
 }
 

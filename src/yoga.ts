@@ -1,0 +1,63 @@
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import { createYoga, type Plugin, type YogaInitialContext, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { PimContext } from './context.ts';
+import { maskError } from './errors.ts';
+import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
+import { useHttpCaching } from './plugins/http-caching.ts';
+import { useAbuseLimits } from './plugins/limits.ts';
+import { useRefusalMessages } from './plugins/refusal-messages.ts';
+import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
+import { schema } from './schema/index.ts';
+
+type YogaConfig = Pick<Config, 'security' | 'corsOrigins' | 'limits' | 'httpCaching' | 'batching'>;
+
+/** The plugins built elsewhere, in the order they run among the configured ones. */
+export interface YogaParts {
+  /** Trusted documents and APQ: before the limits, which check the document they resolve. */
+  persisted: Plugin;
+  /** The per-request context, and the plugin that ends each request's byte account. */
+  requestContext: { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin };
+  /** Request log, metrics, spans. */
+  observability: Plugin[];
+  /** The cache of serialized results, when on. */
+  responses: Plugin | undefined;
+}
+
+/** The Yoga server of the schema with every plugin in order; serve it with http/server.ts. */
+export function createYogaServer(
+  config: YogaConfig,
+  parts: YogaParts,
+  logger?: Logger,
+): YogaServerInstance<object, PimContext> {
+  // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
+  const graphiql = config.security.introspection ? createGraphiQLAssets() : undefined;
+  return createYoga<object, PimContext>({
+    schema,
+    context: parts.requestContext.context,
+    plugins: [
+      useSecurity(config.security),
+      useCorsVary(config.corsOrigins),
+      parts.persisted,
+      useAbuseLimits(config.limits),
+      useDeferStream(),
+      parts.requestContext.plugin,
+      useHttpCaching(config.httpCaching),
+      ...parts.observability,
+      // After HTTP caching and every other onExecute hook: a hit stops execution where it is.
+      ...(parts.responses ? [parts.responses] : []),
+      ...(graphiql ? [graphiql.plugin] : []),
+      useRefusalMessages(),
+    ],
+    maskedErrors: { maskError },
+    batching: config.batching ? { limit: 10 } : false,
+    cors: corsFor(config.corsOrigins),
+    ...(graphiql ? { graphiql: graphiqlOptions, renderGraphiQL: graphiql.render } : { graphiql: false }),
+    landingPage: false,
+    // The node:http server (http/server.ts) refuses bodies over HTTP_MAX_BODY_BYTES before Yoga
+    // sees them; Yoga's own 25 MB check would pipe every body through one more stream.
+    maxRequestBodySize: false,
+    logging: logger ?? false,
+  });
+}
