@@ -11,7 +11,7 @@ export interface Target {
 }
 
 /** The façade without its cache of whole results: the browsing mix runs it beside the bill's baseline, in one process. */
-export const UNCACHED = 'façade, RESPONSE_CACHE_MAX_MB=0';
+export const UNCACHED = 'façade, RESPONSE_CACHE_MAX_BYTES=0';
 
 /**
  * Each feature of the bill of costs and the target that prices it: the façade with a setting that
@@ -24,7 +24,7 @@ export const bill: { feature: string; target: string; env?: Record<string, strin
   { feature: 'security plugin', target: 'floor + security', plugins: ['security'] },
   { feature: 'coalescing', target: 'façade, PIM_COALESCE=false', env: { PIM_COALESCE: 'false' } },
   { feature: 'HTTP cache', target: 'façade, PIM_CACHE=false', env: { PIM_CACHE: 'false' } },
-  { feature: 'response cache', target: UNCACHED, env: { RESPONSE_CACHE_MAX_MB: '0' } },
+  { feature: 'response cache', target: UNCACHED, env: { RESPONSE_CACHE_MAX_BYTES: '0' } },
 ];
 
 /** One load shape; `targets` names the targets it runs against (direct REST is run apart). */

@@ -27,7 +27,7 @@ export interface App {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** POST /cache/invalidate, when CACHE_ADMIN_TOKEN is set: on the metrics port if there is one. */
   invalidation: { handle: ReturnType<typeof createInvalidationHandler>; port: 'main' | 'metrics' } | undefined;
-  /** The cache of serialized results (RESPONSE_CACHE_MAX_MB): its invalidation hook; undefined when off. */
+  /** The cache of serialized results (RESPONSE_CACHE_MAX_BYTES): its invalidation hook; undefined when off. */
   responses: Pick<ResponseCache, 'invalidate' | 'stats'> | undefined;
 }
 

@@ -13,124 +13,248 @@ const list = z.string().transform((v) =>
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean),
 );
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `one of ${values.join(', ')}` });
+const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
+const MiB = 2 ** 20;
+const DAY_MS = 86_400_000;
+const YEAR_MS = 31_536_000_000;
+
+/** The name a setting had before its unit was made ms or bytes, and the factor that converts its values. */
+interface Renamed {
+  from: string;
+  factor: number;
+}
+const wasSeconds = (from: string): Renamed => ({ from, factor: 1_000 });
+const wasMiB = (from: string): Renamed => ({ from, factor: MiB });
+
+/** One environment variable: its name, its schema (range and default) and, when renamed, its old name. */
+class Setting<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly schema: S;
+  readonly renamed: Renamed | undefined;
+  constructor(name: string, schema: S, renamed?: Renamed) {
+    [this.name, this.schema, this.renamed] = [name, schema, renamed];
+  }
+}
+const env = <S extends z.ZodType>(name: string, schema: S, renamed?: Renamed) => new Setting(name, schema, renamed);
 
 /**
- * Every setting the server reads from the environment, with its one default: modules take
- * required options. The README's configuration table lists the same names and defaults
- * (test/config.test.ts holds the two in step).
+ * Every setting the server reads, once each, at the place of the option it sets: the groups are
+ * the options of the modules app.ts hands them to (the compiler checks that there), durations in
+ * ms and sizes in bytes. `inputs` only feed the derivations of toConfig. docs/configuration.md
+ * lists the same names and defaults (test/config.test.ts holds the two in step).
  */
-export const settings = z.object({
-  PORT: int(0, 65535).default(4000),
-  HOST: z.string().min(1).optional(),
-  NODE_ENV: z
-    .enum(['development', 'production', 'test'], { error: 'one of development, production, test' })
-    .default('development'),
-  LOG_LEVEL: z
-    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-      error: 'one of fatal, error, warn, info, debug, trace, silent',
-    })
-    .default('info'),
-  PIM_BASE_URL: z
-    .url({ protocol: /^https?$/, error: 'an absolute http(s) URL such as https://tenant.example.com' })
-    .transform((v) => v.replace(/\/+$/, ''))
-    .optional(),
-  PIM_API_KEY: z.string().min(1).optional(),
-  PIM_DEMO: flag.default(false),
-  PIM_FORWARD_HEADERS: list.default(['x-api-key', 'authorization']),
-  PIM_CONNECT_TIMEOUT_MS: int(1, 60_000).default(2_000),
-  PIM_TIMEOUT_MS: int(1, 120_000).default(10_000),
-  PIM_MAX_CONCURRENCY: int(1, 1_024).default(16),
-  // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where loadConfig computes it).
-  PIM_MAX_CONCURRENCY_PER_CREDENTIAL: int(1, 1_024).optional(),
-  // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
-  // proxy in front overwrites this header; a client could otherwise pick its own share.
-  TRUSTED_CLIENT_IP_HEADER: z
-    .string()
-    .regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'a header name such as x-real-ip or x-forwarded-for' })
-    .transform((name) => name.toLowerCase())
-    .optional(),
-  MAX_PAGE_SIZE: int(1, 100_000).default(200),
-  MAX_ID_LENGTH: int(1, 4_096).default(128),
-  GRAPHQL_BATCHING: flag.default(false),
-  // Abuse limits, security and resilience (see docs/operations.md "Limits and resilience").
-  GRAPHQL_MAX_DEPTH: int(1, 1_000).default(10),
-  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
-  GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(1_000),
-  GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
-  GRAPHQL_MAX_COST: int(1, 10_000_000).default(2_000),
-  GRAPHQL_BUDGET_MS: int(1, 600_000).default(20_000),
-  PIM_MAX_CALLS_PER_REQUEST: int(1, 100_000).default(50),
-  GRAPHQL_INTROSPECTION: flag.optional(),
-  FEDERATION_SDL: flag.optional(),
-  // Entity representations one request may resolve through `_entities`, all its operations together.
-  FEDERATION_MAX_REPRESENTATIONS: int(1, 100_000).default(100),
-  GRAPHQL_CSRF_PREVENTION: flag.default(false),
-  CORS_ORIGINS: list
-    .refine((origins) => !origins.some((o) => o.includes('*')), {
-      error: 'the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)',
-    })
-    .default([]),
-  HTTP_MAX_BODY_BYTES: int(1_024, 26_214_400).default(65_536),
-  HTTP_MAX_HEADER_BYTES: int(1_024, 1_048_576).default(16_384),
-  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
-  HTTP_REQUEST_TIMEOUT_MS: int(100, 600_000).default(30_000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000).default(5_000),
-  // Requests one process serves at once; past it a request gets 503 at once rather than holding memory
-  // for its whole budget behind a slow PIM (a burst of held requests could otherwise exhaust the heap).
-  HTTP_MAX_IN_FLIGHT: int(1, 1_000_000).default(1_000),
-  SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
-  READINESS_MAX_AGE_MS: int(100, 3_600_000).default(30_000),
-  PIM_RETRIES: int(0, 10).default(2),
-  PIM_RETRY_BASE_MS: int(1, 60_000).default(100),
-  PIM_BREAKER_THRESHOLD: int(1, 1_000).default(10),
-  PIM_BREAKER_HALF_OPEN_MS: int(100, 600_000).default(10_000),
-  PIM_MAX_BODY_BYTES: int(1_024, 1_073_741_824).default(8_388_608),
-  PIM_MAX_REQUEST_BYTES: int(1_024, 4_294_967_296).default(33_554_432),
-  PIM_MAX_INFLIGHT_BYTES: int(1_024, 68_719_476_736).default(33_554_432),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z
-    .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://collector:4318' })
-    .optional(),
-  OTEL_SERVICE_NAME: z.string().min(1).default('pim-graphql-facade'),
-  METRICS_PATH: z
-    .string()
-    .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
-    .default('/metrics'),
-  METRICS_PORT: int(0, 65535).optional(),
-  PIM_COALESCE: flag.default(true),
-  PIM_CACHE: flag.default(true),
-  PIM_CACHE_TTL_MS: int(0, 86_400_000).default(0),
-  PIM_CACHE_MAX_MB: int(1, 65_536).default(64),
-  // Stale answers (docs/operations.md "Stale answers"): a failed call gets the last good answer of
-  // its URL and credential if it is at most this old; 0 never serves stale data on errors.
-  PIM_STALE_IF_ERROR_S: int(0, 31_536_000).default(86_400),
-  // An answer past its freshness is served at once for this long while one refresh runs; 0: off.
-  PIM_STALE_WHILE_REVALIDATE_S: int(0, 31_536_000).default(0),
-  // Bound on the in-process last-known-good copies (Redis keeps its own, each for its window).
-  PIM_STALE_MAX_MB: int(1, 65_536).default(64),
+const layout = {
+  port: env('PORT', int(0, 65535).default(4000)),
+  /** Undefined listens on all interfaces, like `node:http` does by default. */
+  host: env('HOST', z.string().min(1).optional()),
+  logLevel: env('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  /** The part of the service URL before `/pxm`; unset only where the demo is served. */
+  pimBaseUrl: env(
+    'PIM_BASE_URL',
+    url(/^https?$/, 'an absolute http(s) URL such as https://tenant.example.com')
+      .transform((v) => v.replace(/\/+$/, ''))
+      .optional(),
+  ),
+  // Arrays of up to 10 operations in one request.
+  batching: env('GRAPHQL_BATCHING', flag.default(false)),
+  corsOrigins: env(
+    'CORS_ORIGINS',
+    list
+      .refine((origins) => !origins.some((o) => o.includes('*')), {
+        error: 'the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)',
+      })
+      .default([]),
+  ),
+  /** createReadiness: how recent the upstream's last answer must be. */
+  readinessMaxAgeMs: env('READINESS_MAX_AGE_MS', int(100, 3_600_000).default(30_000)),
   // Bearer token of POST /cache/invalidate; unset, the endpoint does not exist.
-  CACHE_ADMIN_TOKEN: z.string().min(16, { error: 'a token of at least 16 characters' }).optional(),
-  // Header naming the catalogs and classifications of a cacheable response, for CDN purges by tag.
-  SURROGATE_KEY_HEADER: z
-    .string()
-    .regex(/^[A-Za-z0-9-]+$/, { error: 'a header name such as Surrogate-Key, Cache-Tag or xkey' })
-    .default('Surrogate-Key'),
-  // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0 turns it off.
-  RESPONSE_CACHE_MAX_MB: int(0, 65_536).default(32),
-  GRAPHQL_APQ: flag.default(true),
-  APQ_MAX_DOCUMENTS: int(1, 1_000_000).default(1_000),
-  APQ_MAX_BYTES: int(1_024, 1_073_741_824).default(4_194_304),
-  APQ_TTL_S: int(1, 31_536_000).default(86_400),
-  PERSISTED_DOCUMENTS_PATH: z.string().min(1).optional(),
-  PERSISTED_DOCUMENTS_ONLY: flag.default(false),
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
-  // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
-  REDIS_TIMEOUT_MS: int(1, 60_000).default(200),
-});
+  cacheAdminToken: env(
+    'CACHE_ADMIN_TOKEN',
+    z.string().min(16, { error: 'a token of at least 16 characters' }).optional(),
+  ),
+  /** createUpstreamCredentials: lower-case incoming headers passed on, and the server's own key. */
+  credentials: {
+    forwardHeaders: env('PIM_FORWARD_HEADERS', list.default(['x-api-key', 'authorization'])),
+    apiKey: env('PIM_API_KEY', z.string().min(1).optional()),
+  },
+  /** createPimClient, less what app.ts builds (the base URL, credential names, hooks). */
+  pim: {
+    connectTimeoutMs: env('PIM_CONNECT_TIMEOUT_MS', int(1, 60_000).default(2_000)),
+    requestTimeoutMs: env('PIM_TIMEOUT_MS', int(1, 120_000).default(10_000)),
+    // Upstream connections; more calls wait in a queue fair across credentials.
+    maxConcurrency: env('PIM_MAX_CONCURRENCY', int(1, 1_024).default(16)),
+    // Identical in-flight calls of one credential share one.
+    coalesce: env('PIM_COALESCE', flag.default(true)),
+    maxBodyBytes: env('PIM_MAX_BODY_BYTES', int(1_024, 1_073_741_824).default(8_388_608)),
+    byteLimits: {
+      // Upstream bytes one GraphQL request may read, and bytes the process holds at once.
+      maxRequestBytes: env('PIM_MAX_REQUEST_BYTES', int(1_024, 4_294_967_296).default(33_554_432)),
+      maxInflightBytes: env('PIM_MAX_INFLIGHT_BYTES', int(1_024, 68_719_476_736).default(33_554_432)),
+    },
+    resilience: {
+      retries: env('PIM_RETRIES', int(0, 10).default(2)),
+      retryBaseMs: env('PIM_RETRY_BASE_MS', int(1, 60_000).default(100)),
+      breakerThreshold: env('PIM_BREAKER_THRESHOLD', int(1, 1_000).default(10)),
+      halfOpenAfterMs: env('PIM_BREAKER_HALF_OPEN_MS', int(100, 600_000).default(10_000)),
+    },
+    /** The HTTP cache of upstream answers (PIM_CACHE=false turns it off). */
+    cache: {
+      // Freshness of answers without caching headers; 0 caches only what says it may be cached.
+      defaultTtlMs: env('PIM_CACHE_TTL_MS', int(0, 86_400_000).default(0)),
+      maxBytes: env('PIM_CACHE_MAX_BYTES', int(MiB, 65_536 * MiB).default(64 * MiB), wasMiB('PIM_CACHE_MAX_MB')),
+    },
+    /** Stale answers (docs/operations.md): last-known-good and stale-while-revalidate. */
+    stale: {
+      // A failed call gets the last good answer of its URL and credential this recent; 0 never serves it.
+      staleIfErrorMs: env('PIM_STALE_IF_ERROR_MS', int(0, YEAR_MS).default(DAY_MS), wasSeconds('PIM_STALE_IF_ERROR_S')),
+      // An answer past its freshness is served at once for this long while one refresh runs; 0: off.
+      staleWhileRevalidateMs: env(
+        'PIM_STALE_WHILE_REVALIDATE_MS',
+        int(0, YEAR_MS).default(0),
+        wasSeconds('PIM_STALE_WHILE_REVALIDATE_S'),
+      ),
+      // The in-process copies (Redis keeps its own, each for its window).
+      maxBytes: env('PIM_STALE_MAX_BYTES', int(MiB, 65_536 * MiB).default(64 * MiB), wasMiB('PIM_STALE_MAX_MB')),
+    },
+  },
+  /** createContextFactory: what one GraphQL request may ask of the PIM. */
+  request: {
+    limits: {
+      maxPageSize: env('MAX_PAGE_SIZE', int(1, 100_000).default(200)),
+      maxIdLength: env('MAX_ID_LENGTH', int(1, 4_096).default(128)),
+    },
+    // Time for one request's upstream work.
+    budgetMs: env('GRAPHQL_BUDGET_MS', int(1, 600_000).default(20_000)),
+    maxUpstreamCalls: env('PIM_MAX_CALLS_PER_REQUEST', int(1, 100_000).default(50)),
+    // Entity representations one request may resolve through `_entities`, all its operations together.
+    maxRepresentations: env('FEDERATION_MAX_REPRESENTATIONS', int(1, 100_000).default(100)),
+    // Unset: inside one credential, connections are shared between GraphQL requests. Set only where a
+    // proxy in front overwrites this header; a client could otherwise pick its own share.
+    clientIpHeader: env(
+      'TRUSTED_CLIENT_IP_HEADER',
+      z
+        .string()
+        .regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'a header name such as x-real-ip or x-forwarded-for' })
+        .transform((name) => name.toLowerCase())
+        .optional(),
+    ),
+  },
+  /** useSecurity; introspection (derived below) also decides GraphiQL and suggestions. */
+  security: { csrfPrevention: env('GRAPHQL_CSRF_PREVENTION', flag.default(false)) },
+  /** useAbuseLimits: operation shape limits (GraphQL Armor and the upstream cost rule). */
+  limits: {
+    maxDepth: env('GRAPHQL_MAX_DEPTH', int(1, 1_000).default(10)),
+    maxAliases: env('GRAPHQL_MAX_ALIASES', int(0, 10_000).default(15)),
+    maxTokens: env('GRAPHQL_MAX_TOKENS', int(10, 1_000_000).default(1_000)),
+    maxDirectives: env('GRAPHQL_MAX_DIRECTIVES', int(0, 10_000).default(50)),
+    maxCost: env('GRAPHQL_MAX_COST', int(1, 10_000_000).default(2_000)),
+  },
+  /** useHttpCaching. */
+  httpCaching: {
+    // Names the catalogs and classifications of a cacheable response, for CDN purges by tag.
+    surrogateKeyHeader: env(
+      'SURROGATE_KEY_HEADER',
+      z
+        .string()
+        .regex(/^[A-Za-z0-9-]+$/, { error: 'a header name such as Surrogate-Key, Cache-Tag or xkey' })
+        .default('Surrogate-Key'),
+    ),
+  },
+  /** createServer (http/server.ts). */
+  http: {
+    maxBodyBytes: env('HTTP_MAX_BODY_BYTES', int(1_024, 26_214_400).default(65_536)),
+    maxHeaderBytes: env('HTTP_MAX_HEADER_BYTES', int(1_024, 1_048_576).default(16_384)),
+    headersTimeoutMs: env('HTTP_HEADERS_TIMEOUT_MS', int(100, 600_000).default(10_000)),
+    requestTimeoutMs: env('HTTP_REQUEST_TIMEOUT_MS', int(100, 600_000).default(30_000)),
+    keepAliveTimeoutMs: env('HTTP_KEEP_ALIVE_TIMEOUT_MS', int(100, 600_000).default(5_000)),
+    // Requests one process serves at once; past it a request gets 503 at once rather than holding memory
+    // for its whole budget behind a slow PIM (a burst of held requests could otherwise exhaust the heap).
+    maxInFlight: env('HTTP_MAX_IN_FLIGHT', int(1, 1_000_000).default(1_000)),
+    shutdownGraceMs: env('SHUTDOWN_GRACE_MS', int(0, 600_000).default(10_000)),
+  },
+  /** createObservability, and where main.ts serves the metrics. */
+  observability: {
+    /** OTLP/HTTP collector base URL; undefined turns tracing off. */
+    otlpEndpoint: env(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      url(/^https?$/, 'an http(s) URL such as http://collector:4318').optional(),
+    ),
+    serviceName: env('OTEL_SERVICE_NAME', z.string().min(1).default('pim-graphql-facade')),
+    /** Where Prometheus scrapes; false (`off`) serves no metrics endpoint. */
+    metricsPath: env(
+      'METRICS_PATH',
+      z
+        .string()
+        .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
+        .transform((path) => (path === 'off' ? (false as const) : path))
+        .default('/metrics'),
+    ),
+    /** A port of their own for the metrics; undefined serves them on the main port. */
+    metricsPort: env('METRICS_PORT', int(0, 65535).optional()),
+  },
+  /** createPersistedDocuments: the trusted-documents manifest and APQ. */
+  persisted: {
+    path: env('PERSISTED_DOCUMENTS_PATH', z.string().min(1).optional()),
+    // Refuse every document not in the manifest.
+    only: env('PERSISTED_DOCUMENTS_ONLY', flag.default(false)),
+    /** Automatic persisted queries (GRAPHQL_APQ=false turns them off). */
+    apq: {
+      maxDocuments: env('APQ_MAX_DOCUMENTS', int(1, 1_000_000).default(1_000)),
+      maxBytes: env('APQ_MAX_BYTES', int(1_024, 1_073_741_824).default(4_194_304)),
+      ttlMs: env('APQ_TTL_MS', int(1_000, YEAR_MS).default(DAY_MS), wasSeconds('APQ_TTL_S')),
+    },
+  },
+  inputs: {
+    nodeEnv: env('NODE_ENV', oneOf(['development', 'production', 'test']).default('development')),
+    // Serve the bundled demo catalog, also in production.
+    demo: env('PIM_DEMO', flag.default(false)),
+    // Unset: on, except in production.
+    introspection: env('GRAPHQL_INTROSPECTION', flag.optional()),
+    // Federation's `_service { sdl }`; unset: as introspection.
+    serviceSdl: env('FEDERATION_SDL', flag.optional()),
+    // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where toConfig computes it).
+    maxConcurrencyPerCredential: env('PIM_MAX_CONCURRENCY_PER_CREDENTIAL', int(1, 1_024).optional()),
+    pimCache: env('PIM_CACHE', flag.default(true)),
+    apq: env('GRAPHQL_APQ', flag.default(true)),
+    // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0: off.
+    responseCacheBytes: env(
+      'RESPONSE_CACHE_MAX_BYTES',
+      int(0, 65_536 * MiB).default(32 * MiB),
+      wasMiB('RESPONSE_CACHE_MAX_MB'),
+    ),
+    // Redis for the caches and APQ, shared by replicas; unset: in process.
+    redisUrl: env('REDIS_URL', url(/^rediss?$/, 'a redis:// or rediss:// URL').optional()),
+    // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
+    redisTimeoutMs: env('REDIS_TIMEOUT_MS', int(1, 60_000).default(200)),
+  },
+};
 
-export type Settings = z.output<typeof settings>;
+/** The layout with each setting replaced by its parsed value. */
+type Parsed<T> = T extends Setting<infer S> ? z.output<S> : { [K in keyof T]: Parsed<T[K]> };
+
+const isSetting = (node: unknown): node is Setting => node instanceof Setting;
+const settingsOf = (node: object): Setting[] =>
+  Object.values(node).flatMap((child) => (isSetting(child) ? [child] : settingsOf(child)));
+const all = settingsOf(layout);
+
+/** Every environment variable the server reads, by name (the flat view of the layout). */
+export const settings = z.object(Object.fromEntries(all.map((s) => [s.name, s.schema])));
+
+/** Each renamed setting's old name, beside the new one; both are read, the new one wins. */
+export const renamedSettings = all.flatMap((s) => (s.renamed ? [{ from: s.renamed.from, to: s.name }] : []));
+
+const valuesOf = (node: object, parsed: Record<string, unknown>): unknown =>
+  Object.fromEntries(
+    Object.entries(node).map(([key, child]) => [key, isSetting(child) ? parsed[child.name] : valuesOf(child, parsed)]),
+  );
 
 /** The validated, typed configuration every other module takes as options. */
-export type Config = ReturnType<typeof toConfig>;
+export type Config = ReturnType<typeof toConfig> & {
+  /** One line per renamed setting still set by its old name, for main.ts to log as a warning. */
+  deprecations: string[];
+};
 
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
 export class ConfigError extends Error {
@@ -141,154 +265,94 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, the way shells and .env files usually mean them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = settings.safeParse(present);
+  const { values, deprecations, readFrom } = withNewNames(present);
+  const parsed = settings.safeParse(values);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
-    throw new ConfigError(
-      // A token refused for its length is still someone's secret: the line must not print it.
-      `Invalid ${name}=${name === 'CACHE_ADMIN_TOKEN' ? '***' : JSON.stringify(withoutPassword(present[name]))}: expected ${issue.message}`,
-    );
+    const old = readFrom.get(name);
+    // A token refused for its length is still someone's secret: the line must not print it.
+    const shown = name === 'CACHE_ADMIN_TOKEN' ? '***' : JSON.stringify(withoutPassword(values[name]));
+    const setting = old ? `${old}=${JSON.stringify(present[old])} (read as ${name}=${shown})` : `${name}=${shown}`;
+    throw new ConfigError(`Invalid ${setting}: expected ${issue.message}`);
   }
-  const refusal = unsafeCombination(parsed.data);
+  const tree = valuesOf(layout, parsed.data) as Parsed<typeof layout>;
+  const refusal = unsafeCombination(tree);
   if (refusal) throw new ConfigError(refusal);
-  return toConfig(parsed.data);
+  return { ...toConfig(tree), deprecations };
 }
 
 /**
- * The settings as option groups, each shaped as the options of the module app.ts hands it to (the
- * compiler checks that there), so app.ts passes them through. Durations are ms, sizes bytes.
+ * Renamed settings set by their old name, read as the new one in its unit. Each gets one warning
+ * line, which names the settings and never their values; when both names are set, the new one wins.
  */
-function toConfig(e: Settings) {
-  const introspection = e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production';
-  const redis = { redisUrl: e.REDIS_URL, redisTimeoutMs: redisTimeoutMs(e) };
+function withNewNames(present: Record<string, string | undefined>) {
+  const values = { ...present };
+  const deprecations: string[] = [];
+  const readFrom = new Map<string, string>();
+  for (const { name, renamed } of all) {
+    const old = renamed && present[renamed.from];
+    if (!renamed || old === undefined) continue;
+    if (present[name] !== undefined) {
+      deprecations.push(`${renamed.from} is ignored: ${name} is set too and wins; remove ${renamed.from}`);
+      continue;
+    }
+    const number = Number(old);
+    values[name] = Number.isInteger(number) ? String(number * renamed.factor) : old;
+    readFrom.set(name, renamed.from);
+    deprecations.push(`${renamed.from} is deprecated: set ${name} instead (read now as its value × ${renamed.factor})`);
+  }
+  return { values, deprecations, readFrom };
+}
+
+/**
+ * The parsed settings as option groups, plus what is derived from several of them; every group is
+ * shaped as the options of the module app.ts hands it to.
+ */
+function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
+  const { pim, persisted, credentials } = groups;
+  const introspection = e.introspection ?? e.nodeEnv !== 'production';
+  // A Redis miss must leave the request most of its budget for the upstream call it then makes.
+  const redisTimeoutMs = Math.max(1, Math.min(e.redisTimeoutMs, Math.floor(groups.request.budgetMs / 2)));
+  const redis = { redisUrl: e.redisUrl, redisTimeoutMs };
   return {
-    port: e.PORT,
-    /** Undefined listens on all interfaces, like `node:http` does by default. */
-    host: e.HOST,
-    development: e.NODE_ENV === 'development',
-    logLevel: e.LOG_LEVEL,
-    /** The part of the service URL before `/pxm`; unset only where the demo is served. */
-    pimBaseUrl: e.PIM_BASE_URL,
+    ...groups,
+    development: e.nodeEnv === 'development',
     /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */
-    demo: e.PIM_DEMO || !e.PIM_BASE_URL,
-    /** createUpstreamCredentials: lower-case incoming headers passed on, and the server's own key. */
-    credentials: { forwardHeaders: e.PIM_FORWARD_HEADERS, apiKey: e.PIM_API_KEY },
-    /** createPimClient, less what app.ts builds (the base URL, credential names, hooks). */
+    demo: e.demo || !groups.pimBaseUrl,
     pim: {
-      connectTimeoutMs: e.PIM_CONNECT_TIMEOUT_MS,
-      requestTimeoutMs: e.PIM_TIMEOUT_MS,
-      maxConcurrency: e.PIM_MAX_CONCURRENCY,
+      ...pim,
       maxConcurrencyPerCredential: Math.min(
-        e.PIM_MAX_CONCURRENCY,
+        pim.maxConcurrency,
         // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
-        e.PIM_MAX_CONCURRENCY_PER_CREDENTIAL ?? Math.max(1, Math.floor((e.PIM_MAX_CONCURRENCY * 3) / 4)),
+        e.maxConcurrencyPerCredential ?? Math.max(1, Math.floor((pim.maxConcurrency * 3) / 4)),
       ),
-      coalesce: e.PIM_COALESCE,
-      cache: e.PIM_CACHE && {
-        defaultTtlMs: e.PIM_CACHE_TTL_MS,
-        maxBytes: e.PIM_CACHE_MAX_MB * 2 ** 20,
-        maxEntryBytes: e.PIM_MAX_BODY_BYTES,
-        ...redis,
-      },
-      /** Last-known-good and stale-while-revalidate; the copies live in Redis too when REDIS_URL is set. */
-      stale: {
-        staleIfErrorMs: e.PIM_STALE_IF_ERROR_S * 1_000,
-        staleWhileRevalidateMs: e.PIM_STALE_WHILE_REVALIDATE_S * 1_000,
-        maxBytes: e.PIM_STALE_MAX_MB * 2 ** 20,
-        ...redis,
-        // Invalidations sent to another instance end freshness here within this time.
-        invalidationPollMs: 1_000,
-      },
-      maxBodyBytes: e.PIM_MAX_BODY_BYTES,
-      byteLimits: { maxRequestBytes: e.PIM_MAX_REQUEST_BYTES, maxInflightBytes: e.PIM_MAX_INFLIGHT_BYTES },
-      resilience: {
-        retries: e.PIM_RETRIES,
-        retryBaseMs: e.PIM_RETRY_BASE_MS,
-        breakerThreshold: e.PIM_BREAKER_THRESHOLD,
-        halfOpenAfterMs: e.PIM_BREAKER_HALF_OPEN_MS,
-      },
+      cache: e.pimCache && { ...pim.cache, maxEntryBytes: pim.maxBodyBytes, ...redis },
+      // Invalidations sent to another instance end freshness here within invalidationPollMs.
+      stale: { ...pim.stale, ...redis, invalidationPollMs: 1_000 },
     },
-    /** createContextFactory: what one GraphQL request may ask of the PIM. */
-    request: {
-      limits: { maxPageSize: e.MAX_PAGE_SIZE, maxIdLength: e.MAX_ID_LENGTH },
-      budgetMs: e.GRAPHQL_BUDGET_MS,
-      maxUpstreamCalls: e.PIM_MAX_CALLS_PER_REQUEST,
-      maxRepresentations: e.FEDERATION_MAX_REPRESENTATIONS,
-      clientIpHeader: e.TRUSTED_CLIENT_IP_HEADER,
-    },
-    /** useSecurity; introspection also decides GraphiQL and suggestions. */
-    security: {
-      introspection,
-      csrfPrevention: e.GRAPHQL_CSRF_PREVENTION,
-      // Federation's `_service { sdl }` follows introspection unless FEDERATION_SDL says otherwise.
-      serviceSdl: e.FEDERATION_SDL ?? introspection,
-    },
-    /** useAbuseLimits: operation shape limits (GraphQL Armor and the upstream cost rule). */
-    limits: {
-      maxDepth: e.GRAPHQL_MAX_DEPTH,
-      maxAliases: e.GRAPHQL_MAX_ALIASES,
-      maxTokens: e.GRAPHQL_MAX_TOKENS,
-      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
-      maxCost: e.GRAPHQL_MAX_COST,
-      blockSuggestions: !introspection,
-    },
-    /** useHttpCaching. */
-    httpCaching: { forwardHeaders: e.PIM_FORWARD_HEADERS, surrogateKeyHeader: e.SURROGATE_KEY_HEADER },
-    batching: e.GRAPHQL_BATCHING,
-    corsOrigins: e.CORS_ORIGINS,
-    /** createServer (http/server.ts). */
-    http: {
-      maxBodyBytes: e.HTTP_MAX_BODY_BYTES,
-      maxHeaderBytes: e.HTTP_MAX_HEADER_BYTES,
-      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      maxInFlight: e.HTTP_MAX_IN_FLIGHT,
-      shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    },
-    /** createReadiness: how recent the upstream's last answer must be. */
-    readinessMaxAgeMs: e.READINESS_MAX_AGE_MS,
-    /** createObservability, and where main.ts serves the metrics. */
-    observability: {
-      /** OTLP/HTTP collector base URL; undefined turns tracing off. */
-      otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-      serviceName: e.OTEL_SERVICE_NAME,
-      /** Where Prometheus scrapes; false serves no metrics endpoint. */
-      metricsPath: e.METRICS_PATH === 'off' ? (false as const) : e.METRICS_PATH,
-      /** A port of their own for the metrics; undefined serves them on the main port. */
-      metricsPort: e.METRICS_PORT,
-    },
-    cacheAdminToken: e.CACHE_ADMIN_TOKEN,
-    /** Cache of serialized results; false when it or the upstream cache (PIM_CACHE) is off. */
-    responseCache: e.PIM_CACHE && e.RESPONSE_CACHE_MAX_MB > 0 && { maxBytes: e.RESPONSE_CACHE_MAX_MB * 2 ** 20 },
-    /** createPersistedDocuments: the trusted-documents manifest and APQ. */
+    security: { ...groups.security, introspection, serviceSdl: e.serviceSdl ?? introspection },
+    limits: { ...groups.limits, blockSuggestions: !introspection },
+    httpCaching: { ...groups.httpCaching, forwardHeaders: credentials.forwardHeaders },
+    /** createResponseCache, less the credentials; false when it or the upstream cache (PIM_CACHE) is off. */
+    responseCache: e.pimCache &&
+      e.responseCacheBytes > 0 && { maxBytes: e.responseCacheBytes, forwardHeaders: credentials.forwardHeaders },
     persisted: {
-      path: e.PERSISTED_DOCUMENTS_PATH,
-      only: e.PERSISTED_DOCUMENTS_ONLY,
-      apq: e.GRAPHQL_APQ && {
-        maxDocuments: e.APQ_MAX_DOCUMENTS,
-        maxBytes: e.APQ_MAX_BYTES,
-        ttlMs: e.APQ_TTL_S * 1_000,
-        // A document bigger than a request body could never have been sent.
-        maxDocumentBytes: e.HTTP_MAX_BODY_BYTES,
-        ...redis,
-      },
+      ...persisted,
+      // A document bigger than a request body could never have been sent.
+      apq: e.apq && { ...persisted.apq, maxDocumentBytes: groups.http.maxBodyBytes, ...redis },
     },
   };
 }
 
-// A Redis miss must leave the request most of its budget for the upstream call it then makes.
-const redisTimeoutMs = (e: Settings) => Math.max(1, Math.min(e.REDIS_TIMEOUT_MS, Math.floor(e.GRAPHQL_BUDGET_MS / 2)));
-
 /** Settings each valid alone whose combination would quietly do what nobody meant. */
-function unsafeCombination(e: Settings): string | undefined {
-  if (e.NODE_ENV === 'production' && !e.PIM_BASE_URL && !e.PIM_DEMO) {
+function unsafeCombination({ inputs, pimBaseUrl, observability, persisted }: Parsed<typeof layout>) {
+  if (inputs.nodeEnv === 'production' && !pimBaseUrl && !inputs.demo) {
     return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
   }
-  if (e.METRICS_PORT !== undefined && e.METRICS_PATH === 'off')
+  if (observability.metricsPort !== undefined && observability.metricsPath === false)
     return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';
-  if (e.PERSISTED_DOCUMENTS_ONLY && !e.PERSISTED_DOCUMENTS_PATH)
+  if (persisted.only && !persisted.path)
     return 'PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH, the manifest of the documents allowed';
   return undefined;
 }

@@ -1,16 +1,41 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, settings } from '../src/config.ts';
+import { ConfigError, loadConfig, renamedSettings, settings } from '../src/config.ts';
+
+const docs = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
 
 /** The configuration table (docs/configuration.md): variable name -> its "default" cell. */
 function documentedSettings(): Map<string, string> {
-  const readme = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
-  const rows = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/gm)];
+  const rows = [...docs.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/gm)];
   return new Map(rows.map(([, name, cell]) => [name!, cell!.trim()]));
 }
 
+/** The list of docs/configuration.md's "Renamed settings": each old name with its new one. */
+function documentedRenames() {
+  const section = docs.slice(docs.indexOf('## Renamed settings'));
+  return [...section.matchAll(/^- `([A-Z0-9_]+)` \([^)]*\): now `([A-Z0-9_]+)`$/gm)].map(([, from, to]) => ({
+    from,
+    to,
+  }));
+}
+
 // Values tried, in order, until one parses and changes the configuration.
-const candidates = ['7', '70', '1100', '1', 'true', 'false', 'debug', 'test', 'production', 'off', '/m', 'x,y', 'x'];
+const candidates = [
+  '7',
+  '70',
+  '1100',
+  '2097152',
+  '1',
+  'true',
+  'false',
+  'debug',
+  'test',
+  'production',
+  'off',
+  '/m',
+  'x,y',
+  'x',
+];
 const urlCandidates = ['http://a.example', 'redis://a.example'];
 
 describe('loadConfig', () => {
@@ -53,6 +78,11 @@ describe('loadConfig', () => {
         new RegExp(`^\`${String(fallback).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\``),
       );
     }
+  });
+
+  it('lists every renamed setting under "Renamed settings" in docs/configuration.md', () => {
+    expect(documentedRenames()).toEqual(expect.arrayContaining(renamedSettings));
+    expect(documentedRenames()).toHaveLength(renamedSettings.length);
   });
 
   it('reads every setting: a valid value other than the default changes the configuration', () => {

@@ -86,7 +86,7 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
     }),
     staleStoreBytes: new Gauge({
       name: 'pim_stale_store_bytes',
-      help: 'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_MB bounds it.',
+      help: 'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_BYTES bounds it.',
       registers,
       collect() {
         if (staleBytes) this.set(staleBytes());

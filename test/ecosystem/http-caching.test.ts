@@ -17,7 +17,7 @@ function answerWith(headersFor: (url: string) => Record<string, string>) {
 const maxAge60 = answerWith(() => ({ 'cache-control': 'max-age=60' }));
 
 // No last-known-good: the error cases below would otherwise get the answers earlier tests saw.
-const fixture = useFacade({ PIM_API_KEY: 'server-key', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_S: '0' }, maxAge60);
+const fixture = useFacade({ PIM_API_KEY: 'server-key', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' }, maxAge60);
 
 /** Sends one operation as a GET, as urql and persisted-query links do. */
 function get(query: string, headers: Record<string, string> = {}) {

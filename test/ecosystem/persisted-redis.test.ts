@@ -24,7 +24,7 @@ beforeAll(async () => {
   redis = await startRedis();
   upstream = await startDemoUpstream();
   // Two replicas sharing one Redis; the PIM response cache stays off so only APQ uses it.
-  const env = { PIM_CACHE: 'false', REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK, APQ_TTL_S: '60' };
+  const env = { PIM_CACHE: 'false', REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK, APQ_TTL_MS: '60000' };
   replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
 });
 afterAll(async () => {

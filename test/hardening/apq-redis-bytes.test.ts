@@ -6,7 +6,7 @@ import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { sha256 } from '../ecosystem/persisted-client.ts';
 
 const MAX_BYTES = 8_192;
-const TTL_S = 600;
+const TTL_MS = 600_000;
 
 let redis: Awaited<ReturnType<typeof startRedis>>;
 let upstream: Upstream;
@@ -21,7 +21,7 @@ beforeAll(async () => {
     REDIS_URL: redis.url,
     REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
     APQ_MAX_BYTES: String(MAX_BYTES),
-    APQ_TTL_S: String(TTL_S),
+    APQ_TTL_MS: String(TTL_MS),
   };
   replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
 });
@@ -61,8 +61,8 @@ it('keeps the bytes of APQ documents in Redis within APQ_MAX_BYTES, evicting onl
   // The newest are kept, the oldest went first.
   expect((await byHash(replicas[0]!, docs.at(-1)!)).status).toBe(200);
   expect((await byHash(replicas[1]!, docs[0]!)).status).toBe(404);
-  // Each document lives no longer than APQ_TTL_S.
-  for (const key of kept) expect(await redis.client.pttl(key)).toBeLessThanOrEqual(TTL_S * 1_000);
+  // Each document lives no longer than APQ_TTL_MS.
+  for (const key of kept) expect(await redis.client.pttl(key)).toBeLessThanOrEqual(TTL_MS);
   expect(await redis.client.exists(cacheEntry)).toBe(1);
 });
 

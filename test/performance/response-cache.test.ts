@@ -23,7 +23,12 @@ function answer(req: IncomingMessage, res: ServerResponse) {
 
 const origin = 'https://shop.example';
 const token = 'response-cache-admin-token';
-const env = { RESPONSE_CACHE_MAX_MB: '1', PIM_CACHE_MAX_MB: '1', CORS_ORIGINS: origin, CACHE_ADMIN_TOKEN: token };
+const env = {
+  RESPONSE_CACHE_MAX_BYTES: '1048576',
+  PIM_CACHE_MAX_BYTES: '1048576',
+  CORS_ORIGINS: origin,
+  CACHE_ADMIN_TOKEN: token,
+};
 const fixture = useFacade(env, answer);
 const query = 'query Products($id: ID!) { catalogProducts(catalogId: $id, pageSize: 10) }';
 const getUrl = (id: string) =>

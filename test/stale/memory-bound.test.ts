@@ -12,12 +12,12 @@ const padded = (req: IncomingMessage, res: ServerResponse) => {
   res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, pad: PAD }] }));
 };
 
-const fixture = useFacade({ PIM_STALE_MAX_MB: '1', PIM_API_KEY: 'key-of-a-123' }, padded);
+const fixture = useFacade({ PIM_STALE_MAX_BYTES: '1048576', PIM_API_KEY: 'key-of-a-123' }, padded);
 
 const heldBytes = async () =>
   Number(/^pim_stale_store_bytes (\d+)/m.exec((await fixture.facade.app.metrics()).body)?.[1]);
 
-describe('PIM_STALE_MAX_MB bounds the last-known-good copies', () => {
+describe('PIM_STALE_MAX_BYTES bounds the last-known-good copies', () => {
   it('keeps a flood of distinct reads under the bound, the least recently used out', async () => {
     for (let batch = 0; batch < 40; batch++) {
       const fields = Array.from({ length: 10 }, (_, i) => `r${i}: catalogProducts(catalogId: "F${batch * 10 + i}")`);

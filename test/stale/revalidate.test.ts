@@ -23,7 +23,7 @@ const outcome = async (facade: Facade, name: string) => {
 };
 
 describe.each<{ via: string; env: Record<string, string>; extra: Record<string, string> }>([
-  { via: 'PIM_STALE_WHILE_REVALIDATE_S', env: { PIM_STALE_WHILE_REVALIDATE_S: '60' }, extra: {} },
+  { via: 'PIM_STALE_WHILE_REVALIDATE_MS', env: { PIM_STALE_WHILE_REVALIDATE_MS: '60000' }, extra: {} },
   {
     via: 'the upstream’s stale-while-revalidate',
     env: {},
