@@ -68,7 +68,7 @@ const layout = {
       .default([]),
   ),
   /** createReadiness: how recent the upstream's last answer must be. */
-  readinessMaxAgeMs: env('READINESS_MAX_AGE_MS', int(100, 3_600_000).default(30_000)),
+  readiness: { maxAgeMs: env('READINESS_MAX_AGE_MS', int(100, 3_600_000).default(30_000)) },
   // Bearer token of POST /cache/invalidate; unset, the endpoint does not exist.
   cacheAdminToken: env(
     'CACHE_ADMIN_TOKEN',
@@ -333,6 +333,8 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
     },
     security: { ...groups.security, introspection, serviceSdl: e.serviceSdl ?? introspection },
     limits: { ...groups.limits, blockSuggestions: !introspection },
+    // The probe's request is built with the limits every request has.
+    readiness: { ...groups.readiness, limits: groups.request.limits },
     httpCaching: { ...groups.httpCaching, forwardHeaders: credentials.forwardHeaders },
     /** createResponseCache, less the credentials; false when it or the upstream cache (PIM_CACHE) is off. */
     responseCache: e.pimCache &&

@@ -6,7 +6,7 @@ import type { PimRequest } from '../pim/rest/endpoints.ts';
 import type { CacheOutcome } from '../pim/steps/stale.ts';
 import type { UpstreamFault } from '../pim/steps/upstream-faults.ts';
 import { throttled } from '../redis.ts';
-import type { UpstreamStatus } from '../pim/rest/types.ts';
+import type { PimClient } from '../pim/client.ts';
 import { createTelemetry } from '../pim/steps/telemetry.ts';
 import { useMetrics } from './plugins/metrics.ts';
 import { useRequestLog } from './plugins/request-log.ts';
@@ -24,16 +24,25 @@ export interface ObservabilityOptions {
   serviceName: string;
   /** Where Prometheus scrapes; false serves no endpoint (metrics are still kept). */
   metricsPath: string | false;
+  /** A port of their own for the metrics (main.ts serves them there); then the main port serves none. */
+  metricsPort?: number | undefined;
   /** The only operation names kept as metric labels (the trusted documents'); absent: the first ones seen. */
   operationNames?: ReadonlySet<string> | undefined;
-  /** The client's breaker state, read when /metrics is scraped. */
-  upstreamStatus?: () => UpstreamStatus | undefined;
-  /** The client's last-known-good weight, read when /metrics is scraped. */
-  staleBytes?: () => number;
+  /** The client, read when /metrics is scraped: its breaker state and last-known-good weight. */
+  upstream?: () => Pick<PimClient, 'status' | 'staleBytes'>;
 }
+
+// What a failing Redis store's warn line says it does instead.
+const redisFallbacks = {
+  cache: 'Response cache failed; answering from the upstream',
+  apq: 'APQ document store failed; answering as a miss',
+  stale: 'Stale-answer store failed; answering without it',
+};
 
 export interface Observability {
   metrics: Metrics;
+  /** The metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
+  scrape(): Promise<{ contentType: string; body: string }>;
   /** Yoga plugins: /metrics, request log and id, operation spans. */
   plugins: Plugin[];
   /** The client's telemetry step (see pim/pipeline.ts): upstream metrics and spans per attempt. */
@@ -44,8 +53,8 @@ export interface Observability {
   onRetry(request: PimRequest): void;
   onFault(fault: UpstreamFault): void;
   onOutcome(outcome: CacheOutcome, reason?: string): void;
-  /** A Redis store's `onError`: counted, and logged with `message` at most once per 10 s. */
-  redisFailed(store: 'cache' | 'apq' | 'stale', message: string): (error: Error) => void;
+  /** A Redis store's `onError`: counted, and logged with what the store does instead at most once per 10 s. */
+  redisFailed(store: keyof typeof redisFallbacks): (error: Error) => void;
   /** Flushes pending spans. */
   close(): Promise<void>;
 }
@@ -57,18 +66,22 @@ export function createObservability({
   spanExporter,
   serviceName,
   metricsPath,
+  metricsPort,
   operationNames,
-  upstreamStatus,
-  staleBytes,
+  upstream,
 }: ObservabilityOptions): Observability {
-  const metrics = createMetrics({ upstreamStatus, staleBytes });
+  const metrics = createMetrics({
+    upstreamStatus: () => upstream?.().status,
+    staleBytes: upstream && (() => upstream().staleBytes()),
+  });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');
   return {
     metrics,
+    scrape: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
     plugins: [
       useRequestLog({ logger }),
-      useMetrics({ metrics, path: metricsPath, operationNames }),
+      useMetrics({ metrics, path: metricsPort === undefined && metricsPath, operationNames }),
       ...(tracer ? [useTracing({ tracer })] : []),
     ],
     telemetry: createTelemetry({
@@ -84,8 +97,8 @@ export function createObservability({
       if (reason) metrics.staleAnswers.inc({ reason });
     },
     // Redis being away fails every command: each failure counts, but one warn line per interval says it.
-    redisFailed: (store, message) => {
-      const warn = throttled((error: Error) => logger?.warn({ err: error.message }, message), 10_000);
+    redisFailed: (store) => {
+      const warn = throttled((error: Error) => logger?.warn({ err: error.message }, redisFallbacks[store]), 10_000);
       return (error) => (metrics.redisFailures.inc({ store }), warn(error));
     },
     close: async () => void (await provider?.shutdown()),
