@@ -238,6 +238,8 @@ const isSetting = (node: unknown): node is Setting => node instanceof Setting;
 const settingsOf = (node: object): Setting[] =>
   Object.values(node).flatMap((child) => (isSetting(child) ? [child] : settingsOf(child)));
 const all = settingsOf(layout);
+// A name listed twice would read one variable into two options, the second row unnoticed.
+if (new Set(all.map((s) => s.name)).size !== all.length) throw new Error('config.ts lists a setting twice');
 
 /** Every environment variable the server reads, by name (the flat view of the layout). */
 export const settings = z.object(Object.fromEntries(all.map((s) => [s.name, s.schema])));
