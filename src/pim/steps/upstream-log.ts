@@ -7,22 +7,23 @@ export interface StateLogger {
   debug(details: object, message: string): void;
 }
 
-export interface StateLogOptions<S extends string> {
+/** Where the lines of several conditions go, and how often each may write one. */
+interface LogSink {
   logger: StateLogger | undefined;
-  /** The state before any change; not logged. */
-  initial: NoInfer<S>;
-  /** Level and message of each state. */
-  lines: Record<S, { level: 'warn' | 'info'; message: string }>;
   /** At most one line per this many ms. */
   intervalMs: number;
 }
+
+/** Level and message of each state of one condition. */
+type StateLines<S extends string> = Record<S, { level: 'warn' | 'info'; message: string }>;
 
 /**
  * Logs the changes of one condition (breaker open or closed, upstream reachable or not), at most
  * one line per interval: changes inside the interval are logged when it ends, as the state then
  * and the number of changes since the last line, so a flapping upstream cannot flood the log.
+ * `initial` is the state before any change, never logged itself.
  */
-function createStateLog<S extends string>({ logger, initial, lines, intervalMs }: StateLogOptions<S>) {
+function createStateLog<S extends string>({ logger, intervalMs }: LogSink, initial: NoInfer<S>, lines: StateLines<S>) {
   let current = initial;
   let details: object = {};
   let loggedAt = -Infinity;
@@ -57,23 +58,14 @@ function createStateLog<S extends string>({ logger, initial, lines, intervalMs }
 
 /** The upstream's log lines: the breaker opening and closing, the upstream failing and answering again. */
 export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: number) {
-  const breakerLog = createStateLog<'open' | 'closed'>({
-    logger,
-    intervalMs,
-    initial: 'closed',
-    lines: {
-      open: { level: 'warn', message: 'Upstream circuit breaker opened: calls fail fast with UPSTREAM_UNAVAILABLE' },
-      closed: { level: 'info', message: 'Upstream circuit breaker closed: calls go through again' },
-    },
+  const sink = { logger, intervalMs };
+  const breakerLog = createStateLog<'open' | 'closed'>(sink, 'closed', {
+    open: { level: 'warn', message: 'Upstream circuit breaker opened: calls fail fast with UPSTREAM_UNAVAILABLE' },
+    closed: { level: 'info', message: 'Upstream circuit breaker closed: calls go through again' },
   });
-  const reachLog = createStateLog<'unreachable' | 'answering'>({
-    logger,
-    intervalMs,
-    initial: 'answering',
-    lines: {
-      unreachable: { level: 'warn', message: 'Upstream not answering' },
-      answering: { level: 'info', message: 'Upstream answers again' },
-    },
+  const reachLog = createStateLog<'unreachable' | 'answering'>(sink, 'answering', {
+    unreachable: { level: 'warn', message: 'Upstream not answering' },
+    answering: { level: 'info', message: 'Upstream answers again' },
   });
   return {
     breaker: (state: 'open' | 'closed') => breakerLog.set(state),
@@ -100,31 +92,22 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
  * server's own key refused, and 2xx answers that are not JSON (a maintenance page, a proxy's page).
  */
 export function createFaultLog(logger: StateLogger | undefined, intervalMs: number) {
-  const keyLog = createStateLog<'refused' | 'accepted'>({
-    logger,
-    intervalMs,
-    initial: 'accepted',
-    lines: {
-      refused: {
-        level: 'warn',
-        message:
-          'Upstream refuses the server key (PIM_API_KEY, HTTP 401): keyless calls fail with SERVER_CREDENTIALS_REJECTED',
-      },
-      accepted: { level: 'info', message: 'Upstream accepts the server key again' },
+  const sink = { logger, intervalMs };
+  const keyLog = createStateLog<'refused' | 'accepted'>(sink, 'accepted', {
+    refused: {
+      level: 'warn',
+      message:
+        'Upstream refuses the server key (PIM_API_KEY, HTTP 401): keyless calls fail with SERVER_CREDENTIALS_REJECTED',
     },
+    accepted: { level: 'info', message: 'Upstream accepts the server key again' },
   });
-  const bodyLog = createStateLog<'not-json' | 'json'>({
-    logger,
-    intervalMs,
-    initial: 'json',
-    lines: {
-      'not-json': {
-        level: 'warn',
-        message:
-          'Upstream answers 2xx with a body that is not JSON (a maintenance or proxy page?): calls fail with UPSTREAM_ERROR',
-      },
-      json: { level: 'info', message: 'Upstream answers JSON again' },
+  const bodyLog = createStateLog<'not-json' | 'json'>(sink, 'json', {
+    'not-json': {
+      level: 'warn',
+      message:
+        'Upstream answers 2xx with a body that is not JSON (a maintenance or proxy page?): calls fail with UPSTREAM_ERROR',
     },
+    json: { level: 'info', message: 'Upstream answers JSON again' },
   });
   return {
     keyRefused: () => keyLog.set('refused'),
