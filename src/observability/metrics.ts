@@ -21,69 +21,58 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
   // Node.js process metrics: CPU, memory, event loop.
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  // Metrics by labels on this app's registry; the label names type what `inc`/`observe` accept.
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Histogram({ name, help, labelNames, buckets, registers });
   return {
     registry,
-    operations: new Counter({
-      name: 'graphql_operations_total',
-      help: 'GraphQL operations executed, by type and name.',
-      labelNames: ['operation_type', 'operation_name'] as const,
-      registers,
-    }),
-    operationDuration: new Histogram({
-      name: 'graphql_operation_duration_seconds',
-      help: 'Time to execute a GraphQL operation, deferred parts included.',
-      labelNames: ['operation_type', 'operation_name'] as const,
-      buckets,
-      registers,
-    }),
-    errors: new Counter({
-      name: 'graphql_errors_total',
-      help: 'Errors in GraphQL responses, by extensions.code.',
-      labelNames: ['code'] as const,
-      registers,
-    }),
+    operations: counter('graphql_operations_total', 'GraphQL operations executed, by type and name.', [
+      'operation_type',
+      'operation_name',
+    ]),
+    operationDuration: histogram(
+      'graphql_operation_duration_seconds',
+      'Time to execute a GraphQL operation, deferred parts included.',
+      ['operation_type', 'operation_name'],
+    ),
+    errors: counter('graphql_errors_total', 'Errors in GraphQL responses, by extensions.code.', ['code']),
     clientDisconnects: new Counter({
       name: 'graphql_client_disconnects_total',
       help: 'GraphQL requests whose client went away before their whole answer was sent.',
       registers,
     }),
-    upstreamCalls: new Counter({
-      name: 'pim_upstream_requests_total',
-      help: 'Attempts sent to the PIM REST service, by REST operation and HTTP status (2xx, or the error code when no response came).',
-      labelNames: ['operation', 'status'] as const,
-      registers,
-    }),
-    upstreamDuration: new Histogram({
-      name: 'pim_upstream_request_duration_seconds',
-      help: 'Latency of one attempt against the PIM REST service, by REST operation and status.',
-      labelNames: ['operation', 'status'] as const,
-      buckets,
-      registers,
-    }),
-    dedupHits: new Counter({
-      name: 'pim_dedup_hits_total',
-      help: 'Upstream loads answered by the per-request DataLoader cache instead of a new call.',
-      labelNames: ['operation'] as const,
-      registers,
-    }),
-    retries: new Counter({
-      name: 'pim_upstream_retries_total',
-      help: 'Upstream attempts that repeated an earlier failed attempt of the same call.',
-      labelNames: ['operation'] as const,
-      registers,
-    }),
-    cacheOutcomes: new Counter({
-      name: 'pim_cache_outcomes_total',
-      help: 'Upstream loads by how they were answered: hit (fresh in the cache), miss (the PIM was asked), stale, or revalidated (a background refresh came back).',
-      labelNames: ['outcome'] as const,
-      registers,
-    }),
-    staleAnswers: new Counter({
-      name: 'pim_stale_answers_total',
-      help: 'Upstream loads answered with stale data, by reason: revalidating, or the code of the PIM failure it stood in for.',
-      labelNames: ['reason'] as const,
-      registers,
-    }),
+    upstreamCalls: counter(
+      'pim_upstream_requests_total',
+      'Attempts sent to the PIM REST service, by REST operation and HTTP status (2xx, or the error code when no response came).',
+      ['operation', 'status'],
+    ),
+    upstreamDuration: histogram(
+      'pim_upstream_request_duration_seconds',
+      'Latency of one attempt against the PIM REST service, by REST operation and status.',
+      ['operation', 'status'],
+    ),
+    dedupHits: counter(
+      'pim_dedup_hits_total',
+      'Upstream loads answered by the per-request DataLoader cache instead of a new call.',
+      ['operation'],
+    ),
+    retries: counter(
+      'pim_upstream_retries_total',
+      'Upstream attempts that repeated an earlier failed attempt of the same call.',
+      ['operation'],
+    ),
+    cacheOutcomes: counter(
+      'pim_cache_outcomes_total',
+      'Upstream loads by how they were answered: hit (fresh in the cache), miss (the PIM was asked), stale, or revalidated (a background refresh came back).',
+      ['outcome'],
+    ),
+    staleAnswers: counter(
+      'pim_stale_answers_total',
+      'Upstream loads answered with stale data, by reason: revalidating, or the code of the PIM failure it stood in for.',
+      ['reason'],
+    ),
     staleStoreBytes: new Gauge({
       name: 'pim_stale_store_bytes',
       help: 'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_BYTES bounds it.',
@@ -92,18 +81,16 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
         if (staleBytes) this.set(staleBytes());
       },
     }),
-    upstreamFaults: new Counter({
-      name: 'pim_upstream_faults_total',
-      help: 'Upstream answers that reveal a configuration or outage fault: the server key refused (server_key_refused), a 2xx that is not JSON (not_json).',
-      labelNames: ['fault'] as const,
-      registers,
-    }),
-    redisFailures: new Counter({
-      name: 'redis_command_failures_total',
-      help: 'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq, stale).',
-      labelNames: ['store'] as const,
-      registers,
-    }),
+    upstreamFaults: counter(
+      'pim_upstream_faults_total',
+      'Upstream answers that reveal a configuration or outage fault: the server key refused (server_key_refused), a 2xx that is not JSON (not_json).',
+      ['fault'],
+    ),
+    redisFailures: counter(
+      'redis_command_failures_total',
+      'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq, stale).',
+      ['store'],
+    ),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
       help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',
