@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach, type Facade } from '../helpers/facade.ts';
+import { faults, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const HALF_OPEN_MS = 300;
 // The issue asks for 2 s; Kubernetes gives a probe 1 s by default. Readiness answers within about 1 s.
@@ -9,17 +9,11 @@ const PROBE_BOUND_MS = 1_500;
 /** Never answers; the connection closes when the test's upstream does. */
 const hang: UpstreamHandler = () => undefined;
 
-let upstream: Upstream | undefined;
-let facade: Facade | undefined;
-afterEach(async () => {
-  await upstream?.close();
-  await facade?.close();
-  facade = upstream = undefined;
-});
+const { startUpstream, startFacade } = closedAfterEach();
 
 async function openBreaker() {
-  upstream = await startUpstream(faults.status(500, '{"error":"down"}'));
-  facade = await startFacade(upstream.url, {
+  const upstream = await startUpstream(faults.status(500, '{"error":"down"}'));
+  const facade = await startFacade(upstream.url, {
     PIM_BREAKER_THRESHOLD: '2',
     PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
     PIM_TIMEOUT_MS: '8000',
@@ -32,22 +26,23 @@ async function openBreaker() {
   upstream.respond(hang);
   // Past the half-open delay, the next call through the breaker is its one probe.
   await sleep(HALF_OPEN_MS + 100);
+  return { upstream, facade };
 }
 
-async function timedReadiness() {
+async function timedReadiness(facade: Facade) {
   const started = Date.now();
-  const { status } = await fetch(`${facade!.origin}/readiness`, { signal: AbortSignal.timeout(15_000) });
+  const { status } = await fetch(`${facade.origin}/readiness`, { signal: AbortSignal.timeout(15_000) });
   return { status, ms: Date.now() - started };
 }
 
 describe('readiness while the breaker is half-open and its probe call hangs', () => {
   it('answers 503 within the probe bound when a GraphQL call is the hanging probe', async () => {
-    await openBreaker();
-    const hanging = facade!.post('{ catalogProducts(catalogId: "probe") }');
-    await expect.poll(() => upstream!.requests.length).toBe(1);
-    expect(facade!.app.upstream.breaker).toBe('half-open');
-    const first = await timedReadiness();
-    const second = await timedReadiness();
+    const { upstream, facade } = await openBreaker();
+    const hanging = facade.post('{ catalogProducts(catalogId: "probe") }');
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    expect(facade.app.upstream.breaker).toBe('half-open');
+    const first = await timedReadiness(facade);
+    const second = await timedReadiness(facade);
     console.info('readiness behind a hanging half-open call (ms):', first.ms, second.ms);
     expect([first.status, second.status]).toEqual([503, 503]);
     expect(Math.max(first.ms, second.ms)).toBeLessThan(PROBE_BOUND_MS);
@@ -55,9 +50,9 @@ describe('readiness while the breaker is half-open and its probe call hangs', ()
   }, 30_000);
 
   it('answers 503 within the probe bound when its own probe is the hanging call', async () => {
-    await openBreaker();
-    const first = await timedReadiness();
-    const second = await timedReadiness();
+    const { facade } = await openBreaker();
+    const first = await timedReadiness(facade);
+    const second = await timedReadiness(facade);
     console.info('readiness whose own probe hangs (ms):', first.ms, second.ms);
     expect([first.status, second.status]).toEqual([503, 503]);
     expect(Math.max(first.ms, second.ms)).toBeLessThan(PROBE_BOUND_MS);
@@ -66,12 +61,12 @@ describe('readiness while the breaker is half-open and its probe call hangs', ()
 
 describe('readiness with a slow but healthy upstream', () => {
   it('stays ready while each probe takes longer than a check may wait', async () => {
-    upstream = await startUpstream(faults.slowHeaders(1_500));
-    facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: '100', PIM_CACHE: 'false' });
+    const upstream = await startUpstream(faults.slowHeaders(1_500));
+    const facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: '100', PIM_CACHE: 'false' });
     // The very first check has no earlier answer to lean on; once one probe has answered, it does.
-    await expect.poll(async () => (await timedReadiness()).status, { timeout: 5_000 }).toBe(200);
+    await expect.poll(async () => (await timedReadiness(facade)).status, { timeout: 5_000 }).toBe(200);
     for (let i = 0; i < 3; i++) {
-      const check = await timedReadiness();
+      const check = await timedReadiness(facade);
       expect(check.status).toBe(200);
       expect(check.ms).toBeLessThan(PROBE_BOUND_MS);
       await sleep(300);

@@ -1,15 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { faults } from '../helpers/upstream.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
 
-let upstream: Upstream | undefined;
-let facade: Facade | undefined;
-afterEach(async () => {
-  await facade?.close();
-  await upstream?.close();
-  facade = upstream = undefined;
-});
+const { startUpstream, startFacade } = closedAfterEach();
 
 const HALF_OPEN_MS = 1_000;
 // How often the test polls /readiness, as a load balancer would.
@@ -17,13 +11,13 @@ const INTERVAL_MS = 200;
 
 describe('readiness after an upstream outage, with no GraphQL traffic', () => {
   it('stays 503 while the upstream fails, then turns 200 within the half-open delay plus one interval', async () => {
-    upstream = await startUpstream(faults.status(500, '{"error":"down"}'));
-    facade = await startFacade(upstream.url, {
+    const upstream = await startUpstream(faults.status(500, '{"error":"down"}'));
+    const facade = await startFacade(upstream.url, {
       PIM_BREAKER_THRESHOLD: '3',
       PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
       READINESS_MAX_AGE_MS: '100',
     });
-    const readiness = async () => (await fetch(`${facade!.origin}/readiness`)).status;
+    const readiness = async () => (await fetch(`${facade.origin}/readiness`)).status;
 
     // Down for longer than two half-open delays: the breaker opens, and every probe it lets through fails.
     const downUntil = Date.now() + 2.5 * HALF_OPEN_MS;

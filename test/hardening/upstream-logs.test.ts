@@ -1,23 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { captureLogs } from '../helpers/logs.ts';
-import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { faults } from '../helpers/upstream.ts';
 
 const query = '{ classificationGroups(classificationId: "E") }';
-let facade: Facade | undefined;
-let upstream: Upstream | undefined;
-afterEach(async () => {
-  await facade?.close();
-  await upstream?.close();
-  facade = upstream = undefined;
-});
+const { startUpstream, startFacade } = closedAfterEach();
 
 /** The façade logging at info, with its log lines and a POST of `query`. */
 async function start(baseUrl: string, env: Record<string, string>) {
   const { logger, lines } = captureLogs('info');
-  facade = await startFacade(baseUrl, { PIM_CACHE: 'false', PIM_RETRIES: '0', ...env }, { logger });
-  const post = () => facade!.post(query).then((answer) => answer.body);
+  const facade = await startFacade(baseUrl, { PIM_CACHE: 'false', PIM_RETRIES: '0', ...env }, { logger });
+  const post = () => facade.post(query).then((answer) => answer.body);
   const upstreamLines = () =>
     lines.filter((l) => /^Upstream/.test(l.msg)).map((l) => ({ level: l.level, msg: l.msg, changes: l.changes }));
   return { post, lines, upstreamLines };
@@ -36,7 +30,7 @@ describe('upstream state in the log', () => {
       code: 'UPSTREAM_UNAVAILABLE',
       cause: 'ECONNREFUSED',
     });
-    upstream = await startUpstream(faults.ok, port);
+    await startUpstream(faults.ok, port);
     // Fails fast until the half-open delay lets one call through.
     await expect.poll(async () => (await facade.post()).errors, { timeout: 3_000, interval: 50 }).toBeUndefined();
     // A recovery inside the interval of the previous line is logged when that interval ends.
@@ -52,7 +46,7 @@ describe('upstream state in the log', () => {
   });
 
   it('a flapping upstream logs at most one line per interval, with the number of changes', async () => {
-    upstream = await startUpstream(faults.ok);
+    const upstream = await startUpstream(faults.ok);
     const facade = await start(upstream.url, { PIM_BREAKER_THRESHOLD: '1000', PIM_BREAKER_HALF_OPEN_MS: '1000' });
     const started = Date.now();
     for (let i = 0; i < 5; i++) {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { createApp, type AppExtras } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type FacadeServer } from '../../src/http/server.ts';
@@ -95,4 +95,23 @@ export function useFacade(env: Record<string, string> = {}, handler?: UpstreamHa
     await fixture.upstream?.close();
   });
   return fixture;
+}
+
+/**
+ * For files whose tests each start their own servers: `startUpstream` and `startFacade` that register
+ * what they start, and an afterEach hook that closes it. Upstreams close first, so a call still
+ * waiting on one fails at once instead of holding up the façade's shutdown.
+ */
+export function closedAfterEach() {
+  const upstreams: Upstream[] = [];
+  const facades: Facade[] = [];
+  afterEach(async () => {
+    for (const upstream of upstreams.splice(0)) await upstream.close();
+    for (const facade of facades.splice(0)) await facade.close();
+  });
+  const kept = <T>(list: T[], started: T) => (list.push(started), started);
+  return {
+    startUpstream: async (...args: Parameters<typeof startUpstream>) => kept(upstreams, await startUpstream(...args)),
+    startFacade: async (...args: Parameters<typeof startFacade>) => kept(facades, await startFacade(...args)),
+  };
 }
