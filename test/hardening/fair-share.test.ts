@@ -1,16 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { faults, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { aliasedCalls, postTimed } from '../helpers/burst.ts';
+import { describe, expect, it } from 'vitest';
+import { faults, type UpstreamHandler } from '../helpers/upstream.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { aliasedCalls, countInFlight, postTimed } from '../helpers/burst.ts';
 
-let upstream: Upstream | undefined;
-let facade: Facade | undefined;
-afterEach(async () => {
-  await facade?.close().catch(() => undefined);
-  await upstream?.close();
-  facade = upstream = undefined;
-});
+const servers = closedAfterEach();
+/** An upstream answering with `handler` and a façade with `env`, no answer cache: every call meets the queue. */
+const start = (handler: UpstreamHandler, env: Record<string, string>) =>
+  servers.start(handler, { PIM_CACHE: 'false', ...env });
 
 const fields = aliasedCalls;
 const post = async (url: string, query: string, key?: string, signal?: AbortSignal) =>
@@ -26,12 +23,10 @@ const slowFor =
 
 describe('one credential cannot starve the others', () => {
   it("answers key B within 2 s while key A's burst fills the queue; the breaker stays closed, readiness 200", async () => {
-    upstream = await startUpstream(slowFor('A', 3_000));
-    facade = await startFacade(upstream.url, {
+    const { facade } = await start(slowFor('A', 3_000), {
       PIM_TIMEOUT_MS: '4000',
       GRAPHQL_BUDGET_MS: '8000',
       READINESS_MAX_AGE_MS: '500',
-      PIM_CACHE: 'false',
     });
     const url = facade.origin;
     const burst = new AbortController();
@@ -66,39 +61,23 @@ describe('one credential cannot starve the others', () => {
   }, 20_000);
 
   it('holds each credential to its share of the connections, while several credentials use them all', async () => {
-    const inFlight = new Map<string, number>();
-    const peaks = new Map<string, number>();
-    let peak = 0;
-    upstream = await startUpstream((req, res) => {
-      const key = String(req.headers['x-api-key']);
-      inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
-      peaks.set(key, Math.max(peaks.get(key) ?? 0, inFlight.get(key)!));
-      peak = Math.max(
-        peak,
-        [...inFlight.values()].reduce((a, b) => a + b, 0),
-      );
-      res.once('close', () => inFlight.set(key, inFlight.get(key)! - 1));
-      faults.slowHeaders(100)(req, res);
-    });
-    facade = await startFacade(upstream.url, {
+    const calls = countInFlight((req) => String(req.headers['x-api-key']), faults.slowHeaders(100));
+    const { facade } = await start(calls.handler, {
       PIM_MAX_CONCURRENCY: '4',
       PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '2',
-      PIM_CACHE: 'false',
     });
-    const bodies = await Promise.all(['K1', 'K2'].map((key) => post(facade!.origin, fields(key, 6), key)));
+    const bodies = await Promise.all(['K1', 'K2'].map((key) => post(facade.origin, fields(key, 6), key)));
     expect(bodies.flatMap(codes)).toEqual([]);
-    expect(Object.fromEntries(peaks)).toEqual({ K1: 2, K2: 2 });
-    expect(peak).toBe(4);
+    expect(Object.fromEntries(calls.peaks)).toEqual({ K1: 2, K2: 2 });
+    expect(calls.peak).toBe(4);
   });
 
   it('a budget spent in the queue is BUDGET_EXCEEDED, not retried, and does not open the breaker', async () => {
-    upstream = await startUpstream(faults.slowHeaders(1_500));
-    facade = await startFacade(upstream.url, {
+    const { upstream, facade } = await start(faults.slowHeaders(1_500), {
       PIM_MAX_CONCURRENCY: '1',
       PIM_TIMEOUT_MS: '5000',
       GRAPHQL_BUDGET_MS: '800',
       PIM_BREAKER_THRESHOLD: '2',
-      PIM_CACHE: 'false',
     });
     const body = await post(facade.origin, fields('Q', 4));
     expect(body.errors?.map((e) => e.extensions.code)).toEqual(Array(4).fill('BUDGET_EXCEEDED'));
@@ -108,19 +87,16 @@ describe('one credential cannot starve the others', () => {
   });
 
   it('requests in flight during a graceful shutdown do not time out in the queue', async () => {
-    upstream = await startUpstream(faults.slowHeaders(200));
-    facade = await startFacade(upstream.url, {
+    const { upstream, facade } = await start(faults.slowHeaders(200), {
       PIM_MAX_CONCURRENCY: '4',
       PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '4',
       PIM_TIMEOUT_MS: '600',
       SHUTDOWN_GRACE_MS: '10000',
-      PIM_CACHE: 'false',
     });
-    const inFlight = Array.from({ length: 24 }, (_, i) => post(facade!.origin, fields(`S${i}`, 1)));
+    const inFlight = Array.from({ length: 24 }, (_, i) => post(facade.origin, fields(`S${i}`, 1)));
     // A second wave has been sent: every request has reached the server and most wait in the queue.
-    await expect.poll(() => upstream!.requests.length).toBeGreaterThanOrEqual(8);
+    await expect.poll(() => upstream.requests.length).toBeGreaterThanOrEqual(8);
     const shutdown = facade.close();
-    facade = undefined;
     const bodies = await Promise.all(inFlight);
     await shutdown;
     expect(bodies.flatMap(codes)).toEqual([]);

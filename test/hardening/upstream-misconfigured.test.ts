@@ -7,17 +7,23 @@ const SERVER_KEY = 'server-key-0123456789';
 const CALLER_KEY = 'caller-key-0123456789';
 const query = (id: string) => `{ catalogProducts(catalogId: "${id}") }`;
 
-const { startUpstream, startFacade } = closedAfterEach();
+const servers = closedAfterEach();
 
 /** A PIM that knows only the caller's key: the façade's own key has been revoked. */
 const callerKeyOnly: UpstreamHandler = (req, res) =>
   req.headers['x-api-key'] === CALLER_KEY ? echo(req, res) : faults.status(401, '{"error":"bad key"}')(req, res);
 
-/** An upstream answering with `handler` and the façade logging at info, READINESS_MAX_AGE_MS small enough that each check probes. */
+/**
+ * An upstream answering with `handler`, and the façade logging at info, READINESS_MAX_AGE_MS small
+ * enough that each check probes.
+ */
 async function start(handler: UpstreamHandler, env: Record<string, string> = {}) {
-  const upstream = await startUpstream(handler);
   const { logger, lines, raw } = captureLogs('info');
-  const facade = await startFacade(upstream.url, { READINESS_MAX_AGE_MS: '100', PIM_RETRIES: '0', ...env }, { logger });
+  const { upstream, facade } = await servers.start(
+    handler,
+    { READINESS_MAX_AGE_MS: '100', PIM_RETRIES: '0', ...env },
+    { logger },
+  );
   const faultCount = async (fault: string) => {
     const text = (await facade.get('/metrics')).text;
     return Number(new RegExp(`^pim_upstream_faults_total\\{fault="${fault}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);

@@ -1,3 +1,6 @@
+import type { IncomingMessage } from 'node:http';
+import type { UpstreamHandler } from './upstream.ts';
+
 /** One operation of `count` aliased fields, each a distinct upstream call whose id starts with `prefix`. */
 export const aliasedCalls = (prefix: string, count: number) =>
   `{ ${Array.from({ length: count }, (_, i) => `f${i}: classificationGroups(classificationId: "${prefix}-${i}")`).join(' ')} }`;
@@ -24,4 +27,33 @@ export async function postTimed(
   });
   const body = (await response.json()) as TimedAnswer['body'];
   return { ms: Date.now() - started, body };
+}
+
+/**
+ * Wraps `handler` to count the calls in flight: all of them (`peak`, the most at once) and by
+ * `group(req)` (`peaks`, the most of each group at once; a call of no group is not counted there).
+ */
+export function countInFlight(group: (req: IncomingMessage) => string | undefined, handler: UpstreamHandler) {
+  const inFlight = new Map<string, number>();
+  const peaks = new Map<string, number>();
+  let open = 0;
+  let peak = 0;
+  const counted: UpstreamHandler = (req, res, attempt) => {
+    peak = Math.max(peak, ++open);
+    res.once('close', () => open--);
+    const name = group(req);
+    if (name !== undefined) {
+      inFlight.set(name, (inFlight.get(name) ?? 0) + 1);
+      peaks.set(name, Math.max(peaks.get(name) ?? 0, inFlight.get(name)!));
+      res.once('close', () => inFlight.set(name, inFlight.get(name)! - 1));
+    }
+    handler(req, res, attempt);
+  };
+  return {
+    handler: counted,
+    peaks,
+    get peak() {
+      return peak;
+    },
+  };
 }

@@ -110,8 +110,14 @@ export function closedAfterEach() {
     for (const facade of facades.splice(0)) await facade.close();
   });
   const kept = <T>(list: T[], started: T) => (list.push(started), started);
-  return {
+  const servers = {
     startUpstream: async (...args: Parameters<typeof startUpstream>) => kept(upstreams, await startUpstream(...args)),
     startFacade: async (...args: Parameters<typeof startFacade>) => kept(facades, await startFacade(...args)),
+    /** An upstream answering with `handler` and a façade in front of it, configured from `env`. */
+    async start(handler: UpstreamHandler, env: Record<string, string> = {}, options: FacadeOptions = {}) {
+      const upstream = await servers.startUpstream(handler);
+      return { upstream, facade: await servers.startFacade(upstream.url, env, options) };
+    },
   };
+  return servers;
 }
