@@ -3,9 +3,26 @@ import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/clien
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
+import type { Redis } from 'ioredis';
+import type { Facade } from '../helpers/facade.ts';
 
 /** Hex SHA-256, the hash APQ links send. */
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The `extensions` of an APQ request naming `query` by its hash. */
+const byHashExtensions = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(query) } });
+
+/** A POST registering `query` under its hash, as a client does after a miss. */
+export const register = (facade: Facade, query: string) =>
+  facade.postBody({ query, extensions: byHashExtensions(query) });
+
+/** A GET naming `query` by its hash only. */
+export const byHash = (facade: Facade, query: string) =>
+  facade.get(`/graphql?extensions=${encodeURIComponent(JSON.stringify(byHashExtensions(query)))}`);
+
+/** The keys of the APQ documents a Redis holds (not the byte count kept beside them). */
+export const storedDocuments = async (client: Redis) =>
+  (await client.keys('pim-graphql:apq:*')).filter((key) => /:[0-9a-f]{64}$/.test(key));
 
 /** One HTTP request as a client sent it: method, whether it carried the document, the hash or id it named. */
 export interface SentRequest {

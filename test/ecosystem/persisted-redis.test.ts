@@ -1,9 +1,9 @@
 // @module-tag redis-server
 import { gql, type TypedDocumentNode } from '@apollo/client';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
-import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
+import { beforeEach, expect, it } from 'vitest';
+import type { Facade } from '../helpers/facade.ts';
+import { startDemoUpstream } from '../helpers/demo.ts';
+import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { apolloClient, noCache, recordingFetch, sha256 } from './persisted-client.ts';
 
 const Groups: TypedDocumentNode<{ classificationGroups: unknown }> = gql`
@@ -17,22 +17,9 @@ const Products: TypedDocumentNode<{ catalogProducts: unknown }> = gql`
   }
 `;
 
-let redis: Awaited<ReturnType<typeof startRedis>>;
-let upstream: DemoUpstream;
-let replicas: Facade[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-  upstream = await startDemoUpstream();
-  // Two replicas sharing one Redis; the PIM response cache stays off so only APQ uses it.
-  const env = { PIM_CACHE: 'false', REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK, APQ_TTL_MS: '60000' };
-  replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
-});
-afterAll(async () => {
-  await Promise.all(replicas.map((replica) => replica.close()));
-  await upstream?.close();
-  await redis?.stop();
-});
-beforeEach(() => upstream.reset());
+// Two replicas sharing one Redis; the PIM response cache stays off so only APQ uses it.
+const fleet = useRedisFleet({ upstream: startDemoUpstream, env: { PIM_CACHE: 'false', APQ_TTL_MS: '60000' } });
+beforeEach(() => fleet.upstream.reset());
 
 const query = async (replica: Facade, document: typeof Groups | typeof Products) => {
   const sent = recordingFetch();
@@ -41,6 +28,7 @@ const query = async (replica: Facade, document: typeof Groups | typeof Products)
 };
 
 it('shares APQ documents between replicas through Redis, each with a TTL', async () => {
+  const { redis, upstream, replicas } = fleet;
   const first = await query(replicas[0]!, Groups);
   expect(first.result.error).toBeUndefined();
   expect(first.sent).toEqual([
@@ -62,6 +50,7 @@ it('shares APQ documents between replicas through Redis, each with a TTL', async
 });
 
 it('answers a miss at once while Redis is down, so clients fall back to sending the document', async () => {
+  const { redis, upstream, replicas } = fleet;
   await redis.stop();
   const started = Date.now();
   for (const document of [Groups, Products]) {

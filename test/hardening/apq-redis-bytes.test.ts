@@ -1,50 +1,25 @@
 // @module-tag redis-server
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
-import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { sha256 } from '../ecosystem/persisted-client.ts';
+import { expect, it } from 'vitest';
+import { useRedisFleet } from '../helpers/redis-fleet.ts';
+import { cacheableEcho, startUpstream } from '../helpers/upstream.ts';
+import { byHash, register, storedDocuments } from '../ecosystem/persisted-client.ts';
 
 const MAX_BYTES = 8_192;
 const TTL_MS = 600_000;
 
-let redis: Awaited<ReturnType<typeof startRedis>>;
-let upstream: Upstream;
-let replicas: Facade[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-  upstream = await startUpstream((req, res) => {
-    res.setHeader('cache-control', 'max-age=600');
-    echo(req, res);
-  });
-  const env = {
-    REDIS_URL: redis.url,
-    REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
-    APQ_MAX_BYTES: String(MAX_BYTES),
-    APQ_TTL_MS: String(TTL_MS),
-  };
-  replicas = await Promise.all([startFacade(upstream.url, env), startFacade(upstream.url, env)]);
-});
-afterAll(async () => {
-  await Promise.all(replicas.map((replica) => replica.close()));
-  await upstream?.close();
-  await redis?.stop();
+const fleet = useRedisFleet({
+  upstream: () => startUpstream(cacheableEcho(600)),
+  env: { APQ_MAX_BYTES: String(MAX_BYTES), APQ_TTL_MS: String(TTL_MS) },
 });
 
-const persistedQuery = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
-const register = (replica: Facade, query: string) =>
-  replica.postBody({ query, extensions: persistedQuery(sha256(query)) });
-const byHash = (replica: Facade, query: string) =>
-  replica.get(`/graphql?extensions=${encodeURIComponent(JSON.stringify(persistedQuery(sha256(query))))}`);
-/** The APQ documents Redis holds, by their keys. */
-const storedDocuments = async () =>
-  (await redis.client.keys('pim-graphql:apq:*')).filter((key) => /:[0-9a-f]{64}$/.test(key));
 const storedBytes = async () => {
-  const lengths = await Promise.all((await storedDocuments()).map((key) => redis.client.strlen(key)));
+  const { client } = fleet.redis;
+  const lengths = await Promise.all((await storedDocuments(client)).map((key) => client.strlen(key)));
   return lengths.reduce((sum, length) => sum + length, 0);
 };
 
 it('keeps the bytes of APQ documents in Redis within APQ_MAX_BYTES, evicting only the oldest documents', async () => {
+  const { redis, replicas } = fleet;
   // A cached upstream answer, which no registration may evict.
   expect((await replicas[0]!.post('{ catalogProducts(catalogId: "kept") }')).body.errors).toBeUndefined();
   await expect.poll(() => redis.client.keys('pim-graphql:http-cache:*')).toHaveLength(1);
@@ -56,7 +31,7 @@ it('keeps the bytes of APQ documents in Redis within APQ_MAX_BYTES, evicting onl
     expect((await register(replicas[i % 2]!, doc)).status).toBe(200);
     expect(await storedBytes()).toBeLessThanOrEqual(MAX_BYTES);
   }
-  const kept = await storedDocuments();
+  const kept = await storedDocuments(redis.client);
   expect(kept.length).toBeGreaterThan(0);
   // The newest are kept, the oldest went first.
   expect((await byHash(replicas[0]!, docs.at(-1)!)).status).toBe(200);
@@ -67,6 +42,7 @@ it('keeps the bytes of APQ documents in Redis within APQ_MAX_BYTES, evicting onl
 });
 
 it('replaces a document registered again without counting it twice', async () => {
+  const { redis, replicas } = fleet;
   const doc = `# ${'r'.repeat(3_000)}\nquery Again { __typename }`;
   for (let i = 0; i < 4; i++) expect((await register(replicas[i % 2]!, doc)).status).toBe(200);
   expect(await storedBytes()).toBeLessThanOrEqual(MAX_BYTES);

@@ -20,6 +20,14 @@ export const echo = (req: IncomingMessage, res: ServerResponse): void => {
   res.writeHead(200, json).end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url }] }));
 };
 
+/** Answers like `echo`, cacheable for `seconds` (Cache-Control max-age). */
+export const cacheableEcho =
+  (seconds: number): UpstreamHandler =>
+  (req, res) => {
+    res.setHeader('cache-control', `max-age=${seconds}`);
+    echo(req, res);
+  };
+
 /** Runs `step` after `ms` unless the response was closed first, so no timer outlives a test. */
 function later(res: ServerResponse, ms: number, step: () => void): void {
   const timer = setTimeout(step, ms);
