@@ -4,7 +4,7 @@ import { sha256 } from '../ecosystem/persisted-client.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { startRedis } from '../helpers/redis.ts';
-import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { cacheableEcho, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 const BUDGET_MS = 3_000;
 // How long Redis stays stopped, as issue 15 asks: many lookups time out one after another.
@@ -42,10 +42,7 @@ const post = (id: string, signal: AbortSignal) =>
 describe('REDIS_URL with Redis frozen (SIGSTOP), as a partition that drops packets looks', () => {
   it('answers queries, APQ and /readiness well within their budgets, then uses the cache again', async () => {
     redis = await startRedis();
-    upstream = await startUpstream((req, res) => {
-      res.setHeader('cache-control', 'max-age=60');
-      echo(req, res);
-    });
+    upstream = await startUpstream(cacheableEcho(60));
     const { logger, lines } = captureLogs('warn');
     facade = await startFacade(
       upstream.url,

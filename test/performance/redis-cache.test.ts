@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { startFacade } from '../helpers/facade.ts';
+import { cacheableEcho, echo, startUpstream } from '../helpers/upstream.ts';
+import { SLOW_REDIS_OK } from '../helpers/redis.ts';
+import { useRedisFleet } from '../helpers/redis-fleet.ts';
 
 /** The HTTP cache's hashes; the last-known-good copies (`lkg:`, plain strings) sit beside them. */
 const cacheKeys = async (client: Redis) =>
@@ -11,26 +12,11 @@ const cacheKeys = async (client: Redis) =>
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 
 describe('REDIS_URL: one cache shared by several façade instances', { tags: ['redis-server'] }, () => {
-  let redis: Awaited<ReturnType<typeof startRedis>>;
-  let upstream: Upstream;
-  let first: Facade;
-  let second: Facade;
-  beforeAll(async () => {
-    redis = await startRedis();
-    upstream = await startUpstream((req, res) => {
-      res.setHeader('cache-control', 'max-age=60');
-      echo(req, res);
-    });
-    first = await startFacade(upstream.url, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK });
-    second = await startFacade(upstream.url, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK });
-  });
-  afterAll(async () => {
-    await Promise.all([first?.close(), second?.close()]);
-    await upstream?.close();
-    await redis?.stop();
-  });
+  const fleet = useRedisFleet({ upstream: () => startUpstream(cacheableEcho(60)) });
 
   it('answers the second instance from what the first one stored', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const [first, second] = [replicas[0]!, replicas[1]!];
     const fromUpstream = await first.post(products, {}, { 'x-api-key': 'secret-one' });
     expect(fromUpstream.body.errors).toBeUndefined();
     // The store writes after the answer has gone out; wait for it rather than race it.
@@ -42,6 +28,8 @@ describe('REDIS_URL: one cache shared by several façade instances', { tags: ['r
   });
 
   it('keeps entries private per credential and never stores the raw key', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const second = replicas[1]!;
     await second.post(products, {}, { 'x-api-key': 'secret-two' });
     expect(upstream.requests.map((r) => r.headers['x-api-key'])).toEqual(['secret-one', 'secret-two']);
     const keys = await redis.client.keys('*');
@@ -75,25 +63,12 @@ describe('REDIS_URL with Redis gone', () => {
 });
 
 describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
-  let redis: Awaited<ReturnType<typeof startRedis>>;
-  let upstream: Upstream;
-  let app: Facade;
   const productsOf = (catalogId: string) => `{ catalogProducts(catalogId: ${JSON.stringify(catalogId)}, page: 0) }`;
-  beforeAll(async () => {
-    redis = await startRedis();
-    upstream = await startUpstream((req, res) => {
-      res.setHeader('cache-control', 'max-age=60');
-      echo(req, res);
-    });
-    app = await startFacade(upstream.url, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: SLOW_REDIS_OK });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await upstream?.close();
-    await redis?.stop();
-  });
+  const fleet = useRedisFleet({ upstream: () => startUpstream(cacheableEcho(60)), replicas: 1 });
 
   it('answers a miss quickly with 100,000 unrelated keys in Redis, without scanning', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const app = replicas[0]!;
     await redis.client.eval("for i = 1, 100000 do redis.call('SET', 'unrelated:' .. i, 'x') end", 0);
     await app.post(productsOf('warm-up'), {}, { 'x-api-key': 'k' });
     await redis.client.config('RESETSTAT');
@@ -113,6 +88,8 @@ describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
   });
 
   it('keeps an id with * ? [ ] as its own entry, never a pattern', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const app = replicas[0]!;
     const before = (await cacheKeys(redis.client)).length;
     const cached = await app.post(productsOf('xa'), {}, { 'x-api-key': 'glob' });
     expect(cached.body.errors).toBeUndefined();
@@ -130,6 +107,7 @@ describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
   });
 
   it('keeps Vary variants under one key, their header values only as hashes', async () => {
+    const { redis, upstream } = fleet;
     const varying = await startFacade(upstream.url, {
       REDIS_URL: redis.url,
       REDIS_TIMEOUT_MS: SLOW_REDIS_OK,

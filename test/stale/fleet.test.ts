@@ -1,9 +1,9 @@
 // @module-tag redis-server
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { SLOW_REDIS_OK, startRedis } from '../helpers/redis.ts';
-import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { describe, expect, it } from 'vitest';
+import type { Facade } from '../helpers/facade.ts';
+import { useRedisFleet } from '../helpers/redis-fleet.ts';
+import { faults, startUpstream } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
@@ -31,27 +31,9 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 describe('REDIS_URL: two instances share last-known-good answers and invalidations', () => {
-  let redis: Awaited<ReturnType<typeof startRedis>>;
-  let upstream: Upstream;
-  let first: Facade;
-  let second: Facade;
-  beforeAll(async () => {
-    redis = await startRedis();
-    upstream = await startUpstream(answer('v1'));
-    const env = {
-      REDIS_URL: redis.url,
-      REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
-      CACHE_ADMIN_TOKEN: TOKEN,
-      PIM_RETRIES: '0',
-      PIM_BREAKER_THRESHOLD: '1000',
-    };
-    first = await startFacade(upstream.url, env);
-    second = await startFacade(upstream.url, env);
-  });
-  afterAll(async () => {
-    await Promise.all([first?.close(), second?.close()]);
-    await upstream?.close();
-    await redis?.stop();
+  const fleet = useRedisFleet({
+    upstream: () => startUpstream(answer('v1')),
+    env: { CACHE_ADMIN_TOKEN: TOKEN, PIM_RETRIES: '0', PIM_BREAKER_THRESHOLD: '1000' },
   });
 
   const invalidate = (facade: Facade, body: unknown) =>
@@ -62,6 +44,8 @@ describe('REDIS_URL: two instances share last-known-good answers and invalidatio
     });
 
   it('B serves the last-known-good answer of a read only A saw, to the same credential only', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const [first, second] = [replicas[0]!, replicas[1]!];
     expect((await first.post(products('SEEN'), {}, A)).body.data.products.data[0].version).toBe('v1');
     // The copy reaches Redis after the answer has gone out: wait for it rather than race it.
     await until(
@@ -80,6 +64,8 @@ describe('REDIS_URL: two instances share last-known-good answers and invalidatio
   });
 
   it('an invalidation sent to A ends the freshness on B; the invalidated answer stays last-known-good', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const [first, second] = [replicas[0]!, replicas[1]!];
     upstream.respond(answer('v1'));
     expect((await first.post(products('T1'), {}, A)).body.data.products.data[0].version).toBe('v1');
     // B answers from the shared HTTP cache: fresh, and the PIM is not asked.
