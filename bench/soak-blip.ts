@@ -12,8 +12,9 @@ import {
   failWith500,
   post,
   readiness,
-  startStack,
+  sampleEvery,
   tally,
+  withStack,
 } from './soak-kit.ts';
 
 const HALF_OPEN_MS = 2_000;
@@ -26,21 +27,16 @@ const RECOVERY_MAX_MS = 15_000;
 
 /** Runs the phase, prints its figures and a pass/fail line; true when it passed. */
 export async function blipPhase(): Promise<boolean> {
-  const { upstream, facade } = await startStack(failWith500, {
-    PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
-    READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS),
-  });
-  const figures: Figures = {
-    driving: 0,
-    openedAfterMs: 0,
-    downPolls: [] as number[],
-    downCalls: 0,
-    recoveryMs: -1,
-    recoveryPolls: 0,
-  };
-  let breakerAfter = 'unknown';
-  let callsWhileHealed: string[] = [];
-  try {
+  const env = { PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS), READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) };
+  const run = await withStack(failWith500, env, async ({ upstream, facade }) => {
+    const figures: Figures = {
+      driving: 0,
+      openedAfterMs: 0,
+      downPolls: [] as number[],
+      downCalls: 0,
+      recoveryMs: -1,
+      recoveryPolls: 0,
+    };
     const started = Date.now();
     // GraphQL traffic until /metrics says the breaker opened (default threshold: 10 faults in a row).
     while (figures.driving < MAX_DRIVING_REQUESTS && (await breakerState(facade.url)) !== 'open') {
@@ -49,10 +45,11 @@ export async function blipPhase(): Promise<boolean> {
     figures.openedAfterMs = Date.now() - started;
     const opened = upstream.paths.length;
     const downUntil = Date.now() + DOWN_MS;
-    while (Date.now() < downUntil) {
-      figures.downPolls.push(await readiness(facade.url));
-      await sleep(POLL_MS);
-    }
+    await sampleEvery(
+      POLL_MS,
+      () => Date.now() < downUntil,
+      async () => void figures.downPolls.push(await readiness(facade.url)),
+    );
     const before = upstream.paths.length;
     figures.downCalls = before - opened;
     upstream.respond(answerNow);
@@ -65,13 +62,9 @@ export async function blipPhase(): Promise<boolean> {
       }
       await sleep(POLL_MS);
     }
-    breakerAfter = await breakerState(facade.url);
-    callsWhileHealed = upstream.paths.slice(before);
-  } finally {
-    await facade.stop();
-    await upstream.close();
-  }
-  return report(figures, breakerAfter, callsWhileHealed);
+    return { figures, breakerAfter: await breakerState(facade.url), callsWhileHealed: upstream.paths.slice(before) };
+  });
+  return report(run.figures, run.breakerAfter, run.callsWhileHealed);
 }
 
 type Figures = {

@@ -5,7 +5,6 @@
  * Passes when every B answer arrives within 2 s without errors, and the breaker (from /metrics)
  * stays closed and /readiness 200 in every sample.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   answerAfter,
   answerNow,
@@ -14,13 +13,19 @@ import {
   median,
   post,
   readiness,
-  startStack,
+  sampleEvery,
   tally,
+  withStack,
+  type Handler,
 } from './soak-kit.ts';
 
 const A_REQUESTS = 10;
 const A_FIELDS = 15;
 const A_UPSTREAM_MS = 3_000;
+/** A's calls take A_UPSTREAM_MS, everyone else's answer at once. */
+const slowForA: Handler = (req, res) =>
+  req.headers['x-api-key'] === 'A' ? answerAfter(A_UPSTREAM_MS)(req, res) : answerNow(req, res);
+
 const B_EVERY_MS = 250;
 const B_LIMIT_MS = 2_000;
 // Past A's 20 s budget (GRAPHQL_BUDGET_MS default) with room to spare; bounds the B and sample loops.
@@ -30,58 +35,51 @@ const READINESS_MAX_AGE_MS = 1_000;
 
 /** Runs the phase, prints its figures and a pass/fail line; true when it passed. */
 export async function burstPhase(): Promise<boolean> {
-  const { upstream, facade } = await startStack(
-    (req, res) => (req.headers['x-api-key'] === 'A' ? answerAfter(A_UPSTREAM_MS)(req, res) : answerNow(req, res)),
-    { READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) },
-  );
-  const stopAll = new AbortController();
+  const env = { READINESS_MAX_AGE_MS: String(READINESS_MAX_AGE_MS) };
   const b: Array<{ ms: number; codes: string[] }> = [];
   const breaker: string[] = [];
   const ready: number[] = [];
   const started = Date.now();
   let aCodes: string[][] = [];
-  try {
-    const a = Array.from({ length: A_REQUESTS }, (_, r) =>
-      post(
-        facade.url,
-        distinctFields(`A${r}`, A_FIELDS),
-        'A',
-        AbortSignal.any([stopAll.signal, AbortSignal.timeout(PHASE_MAX_MS)]),
-      ),
-    );
-    let aDone = false;
-    const aSettled = Promise.allSettled(a).then((results) => {
-      aDone = true;
-      aCodes = results.map((r) => (r.status === 'fulfilled' ? r.value : [`client: ${String(r.reason)}`]));
-    });
-    const sampler = async (sample: () => Promise<void>) => {
-      while (!aDone && Date.now() - started < PHASE_MAX_MS) {
-        await sample();
-        await sleep(B_EVERY_MS);
-      }
-    };
-    const askB = async (n: number) => {
-      const sent = Date.now();
-      const codes = await post(facade.url, distinctFields(`B${n}`, 3), 'B', AbortSignal.timeout(10_000)).catch(
-        (error: Error) => [`client: ${error.name}`],
+  await withStack(slowForA, env, async ({ facade }) => {
+    const stopAll = new AbortController();
+    try {
+      const a = Array.from({ length: A_REQUESTS }, (_, r) =>
+        post(
+          facade.url,
+          distinctFields(`A${r}`, A_FIELDS),
+          'A',
+          AbortSignal.any([stopAll.signal, AbortSignal.timeout(PHASE_MAX_MS)]),
+        ),
       );
-      b.push({ ms: Date.now() - sent, codes });
-    };
-    const bCalls: Array<Promise<void>> = [];
-    await Promise.all([
-      sampler(async () => void ready.push(await readiness(facade.url))),
-      sampler(async () => void breaker.push(await breakerState(facade.url))),
-      // B does not wait for its previous answer: it is another client, not a queue behind A.
-      sampler(async () => void bCalls.push(askB(bCalls.length))),
-    ]);
-    await Promise.all([aSettled, ...bCalls]);
-    breaker.push(await breakerState(facade.url));
-    ready.push(await readiness(facade.url));
-  } finally {
-    stopAll.abort();
-    await facade.stop();
-    await upstream.close();
-  }
+      let aDone = false;
+      const aSettled = Promise.allSettled(a).then((results) => {
+        aDone = true;
+        aCodes = results.map((r) => (r.status === 'fulfilled' ? r.value : [`client: ${String(r.reason)}`]));
+      });
+      const sampler = (sample: () => Promise<void>) =>
+        sampleEvery(B_EVERY_MS, () => !aDone && Date.now() - started < PHASE_MAX_MS, sample);
+      const askB = async (n: number) => {
+        const sent = Date.now();
+        const codes = await post(facade.url, distinctFields(`B${n}`, 3), 'B', AbortSignal.timeout(10_000)).catch(
+          (error: Error) => [`client: ${error.name}`],
+        );
+        b.push({ ms: Date.now() - sent, codes });
+      };
+      const bCalls: Array<Promise<void>> = [];
+      await Promise.all([
+        sampler(async () => void ready.push(await readiness(facade.url))),
+        sampler(async () => void breaker.push(await breakerState(facade.url))),
+        // B does not wait for its previous answer: it is another client, not a queue behind A.
+        sampler(async () => void bCalls.push(askB(bCalls.length))),
+      ]);
+      await Promise.all([aSettled, ...bCalls]);
+      breaker.push(await breakerState(facade.url));
+      ready.push(await readiness(facade.url));
+    } finally {
+      stopAll.abort();
+    }
+  });
   return report({ b, breaker, ready, aCodes, seconds: (Date.now() - started) / 1_000 });
 }
 

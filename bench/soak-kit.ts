@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -80,16 +81,37 @@ export async function startFacade(upstreamUrl: string, env: Record<string, strin
 }
 
 export type Facade = Awaited<ReturnType<typeof startFacade>>;
+type Upstream = Awaited<ReturnType<typeof startUpstream>>;
 
-/** A loopback upstream answering with `handler` and the façade child in front of it (`env` set). */
-export async function startStack(handler: Handler, env: Record<string, string>) {
+/**
+ * Runs `phase` against a loopback upstream answering with `handler` and the façade child in front of
+ * it (`env` set), and stops both however the phase ends: either left running would keep the soak
+ * from exiting.
+ */
+export async function withStack<T>(
+  handler: Handler,
+  env: Record<string, string>,
+  phase: (stack: { upstream: Upstream; facade: Facade }) => Promise<T>,
+): Promise<T> {
   const upstream = await startUpstream(handler);
-  // An upstream left listening would keep the soak from exiting.
-  const facade = await startFacade(upstream.url, env).catch(async (error: unknown) => {
+  try {
+    const facade = await startFacade(upstream.url, env);
+    try {
+      return await phase({ upstream, facade });
+    } finally {
+      await facade.stop();
+    }
+  } finally {
     await upstream.close();
-    throw error;
-  });
-  return { upstream, facade };
+  }
+}
+
+/** Runs `sample`, then waits `ms`, for as long as `more()` holds. */
+export async function sampleEvery(ms: number, more: () => boolean, sample: () => Promise<void>): Promise<void> {
+  while (more()) {
+    await sample();
+    await sleep(ms);
+  }
 }
 
 /** One aliased GraphQL operation of `count` fields, each a distinct upstream call. */
