@@ -121,16 +121,8 @@ describe('last-known-good: an outage of the PIM after two credentials read 200 d
 
   it('fresh answers replace the stale ones when the PIM is back', async () => {
     upstream.respond(answerFor('v2'));
-    // The breaker lets a probe through after its half-open delay; bounded polling, no fixed sleep.
-    for (let i = 0; i < 100; i++) {
-      const { body } = await facade.post(
-        '{ r0: catalogProducts(catalogId: "C0") }',
-        {},
-        { 'x-api-key': 'key-of-a-123' },
-      );
-      if (!body.extensions?.stale) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The breaker lets a probe through after its half-open delay.
+    await untilFresh();
     for (const name of ['A', 'B'] as const) {
       const { fields, stale } = await readAll(name);
       expect(stale).toEqual([]);
