@@ -1,16 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
 
-let upstream: Upstream | undefined;
-let facade: Facade | undefined;
+const { start } = closedAfterEach();
 const leaving = new AbortController();
-afterEach(async () => {
-  leaving.abort();
-  await facade?.close().catch(() => undefined);
-  await upstream?.close();
-  facade = upstream = undefined;
-});
+// Registered after the servers' hook, so it runs before it: the held clients leave first.
+afterEach(() => leaving.abort());
 
 /** POSTs one query; the status and body, or 'no answer' when none came within 3 s. */
 async function post(url: string, id: string, signal: AbortSignal = AbortSignal.timeout(3_000)) {
@@ -32,10 +26,9 @@ async function post(url: string, id: string, signal: AbortSignal = AbortSignal.t
 describe('requests in flight in one process', () => {
   it('past HTTP_MAX_IN_FLIGHT, a request gets 503 at once instead of waiting with the others in memory', async () => {
     // Never answers: every admitted request stays in flight until its client leaves.
-    upstream = await startUpstream(() => undefined);
-    facade = await startFacade(upstream.url, { HTTP_MAX_IN_FLIGHT: '4', PIM_CACHE: 'false' });
-    const held = ['A', 'B', 'C', 'D'].map((id) => post(facade!.url, id, leaving.signal));
-    await expect.poll(() => upstream!.requests.length).toBe(4);
+    const { upstream, facade } = await start(() => undefined, { HTTP_MAX_IN_FLIGHT: '4', PIM_CACHE: 'false' });
+    const held = ['A', 'B', 'C', 'D'].map((id) => post(facade.url, id, leaving.signal));
+    await expect.poll(() => upstream.requests.length).toBe(4);
 
     const refused = await post(facade.url, 'E');
     expect(refused).toMatchObject({ status: 503, retryAfter: '1' });
@@ -50,7 +43,7 @@ describe('requests in flight in one process', () => {
     leaving.abort();
     await Promise.all(held);
     // Once the server has seen them leave, a request is admitted again (and waits on the PIM).
-    await expect.poll(async () => (await post(facade!.url, 'F', AbortSignal.timeout(500))).status).toBe('no answer');
+    await expect.poll(async () => (await post(facade.url, 'F', AbortSignal.timeout(500))).status).toBe('no answer');
     expect(upstream.requests.some((r) => r.url.includes('/F/'))).toBe(true);
   });
 });

@@ -1,8 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMetricsServer } from '../../src/http/metrics-server.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
 import { answerFor } from './reads.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
@@ -10,18 +9,12 @@ const query = '{ products: catalogProducts(catalogId: "MASTER") }';
 const cacheable = answerFor('v1');
 
 describe('POST /cache/invalidate', () => {
-  let upstream: Upstream | undefined;
-  let facade: Facade | undefined;
-  afterEach(async () => {
-    await facade?.close();
-    await upstream?.close();
-  });
-
-  async function start(env: Record<string, string>) {
-    upstream = await startUpstream((req, res) => (res.setHeader('cache-control', 'max-age=300'), cacheable(req, res)));
-    facade = await startFacade(upstream.url, { PIM_API_KEY: 'key-of-a-123', ...env });
-    return facade;
-  }
+  const servers = closedAfterEach();
+  const start = (env: Record<string, string>) =>
+    servers.start((req, res) => (res.setHeader('cache-control', 'max-age=300'), cacheable(req, res)), {
+      PIM_API_KEY: 'key-of-a-123',
+      ...env,
+    });
   const post = (origin: string, body: string, authorization?: string) =>
     fetch(`${origin}/cache/invalidate`, {
       method: 'POST',
@@ -30,22 +23,28 @@ describe('POST /cache/invalidate', () => {
     });
 
   it('ends the freshness of the matching answers: the next request goes to the PIM', async () => {
-    const { origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const {
+      upstream,
+      facade: { origin, get },
+    } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
     const url = `/graphql?query=${encodeURIComponent(query)}`;
     expect((await get(url)).headers.get('surrogate-key')).toBe('catalog:MASTER');
     await get(url);
-    expect(upstream!.requests).toHaveLength(1);
+    expect(upstream.requests).toHaveLength(1);
     // Another catalog's invalidation leaves it fresh; its own ends it.
     expect((await post(origin, '{"catalogId":"OTHER"}', `Bearer ${TOKEN}`)).status).toBe(200);
     await get(url);
-    expect(upstream!.requests).toHaveLength(1);
+    expect(upstream.requests).toHaveLength(1);
     expect((await post(origin, '{"catalogId":"MASTER"}', `Bearer ${TOKEN}`)).status).toBe(200);
     await get(url);
-    expect(upstream!.requests).toHaveLength(2);
+    expect(upstream.requests).toHaveLength(2);
   });
 
   it('refuses a wrong or missing token with 401 and a bad body with 400, changing nothing', async () => {
-    const { origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const {
+      upstream,
+      facade: { origin, get },
+    } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
     const url = `/graphql?query=${encodeURIComponent(query)}`;
     await get(url);
     expect((await post(origin, '{"all":true}')).status).toBe(401);
@@ -55,16 +54,20 @@ describe('POST /cache/invalidate', () => {
       expect((await post(origin, body, `Bearer ${TOKEN}`)).status).toBe(400);
     }
     await get(url);
-    expect(upstream!.requests).toHaveLength(1);
+    expect(upstream.requests).toHaveLength(1);
   });
 
   it('does not exist without CACHE_ADMIN_TOKEN', async () => {
-    const { origin } = await start({});
+    const {
+      facade: { origin },
+    } = await start({});
     expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(404);
   });
 
   it('is served on the metrics port, not the main one, when METRICS_PORT is set', async () => {
-    const { origin, app } = await start({ CACHE_ADMIN_TOKEN: TOKEN, METRICS_PORT: '0' });
+    const {
+      facade: { origin, app },
+    } = await start({ CACHE_ADMIN_TOKEN: TOKEN, METRICS_PORT: '0' });
     expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(404);
     const metrics = createMetricsServer(app.metrics, '/metrics', app.invalidation?.handle);
     await new Promise<void>((resolve) => metrics.listen(0, '127.0.0.1', resolve));

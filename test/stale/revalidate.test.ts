@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach, type Facade } from '../helpers/facade.ts';
 import { answerFor } from './reads.ts';
 
 const SLOW_MS = 3_000;
@@ -30,16 +29,10 @@ describe.each<{ via: string; env: Record<string, string>; extra: Record<string, 
     extra: { 'cache-control': 'max-age=0, stale-while-revalidate=60' },
   },
 ])('stale-while-revalidate through $via', ({ env, extra }) => {
-  let upstream: Upstream | undefined;
-  let facade: Facade | undefined;
-  afterEach(async () => {
-    await facade?.close();
-    await upstream?.close();
-  });
+  const { start } = closedAfterEach();
 
   it('answers 50 concurrent requests on an expired key at once while the slow PIM gets exactly one call', async () => {
-    upstream = await startUpstream(answer('v1', extra));
-    facade = await startFacade(upstream.url, env);
+    const { upstream, facade } = await start(answer('v1', extra), env);
     const warm = await facade.post(query, {}, headers);
     expect(warm.body.data.products.data[0].version).toBe('v1');
     upstream.respond(answer('v2', extra, SLOW_MS));
@@ -54,7 +47,7 @@ describe.each<{ via: string; env: Record<string, string>; extra: Record<string, 
     ]);
 
     const started = Date.now();
-    const answers = await Promise.all(Array.from({ length: 50 }, () => facade!.post(query, {}, headers)));
+    const answers = await Promise.all(Array.from({ length: 50 }, () => facade.post(query, {}, headers)));
     // Well under the PIM's delay: nobody waited for it.
     expect(Date.now() - started).toBeLessThan(SLOW_MS / 2);
     for (const { body, headers: responseHeaders } of answers) {
@@ -64,7 +57,7 @@ describe.each<{ via: string; env: Record<string, string>; extra: Record<string, 
       expect(responseHeaders.get('age')).not.toBeNull();
     }
     // The one refresh comes back in the background; until then, and after, the PIM saw one call.
-    await expect.poll(() => outcome(facade!, 'revalidated'), { timeout: SLOW_MS * 3 }).toBe(1);
+    await expect.poll(() => outcome(facade, 'revalidated'), { timeout: SLOW_MS * 3 }).toBe(1);
     expect(upstream.requests).toHaveLength(1);
     expect(await outcome(facade, 'stale')).toBe(51);
   });
