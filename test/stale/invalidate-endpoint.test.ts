@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createMetricsServer } from '../../src/http/metrics-server.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
+import type { UpstreamHandler } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
@@ -10,11 +11,12 @@ const cacheable = answerFor('v1');
 
 describe('POST /cache/invalidate', () => {
   const servers = closedAfterEach();
-  const start = (env: Record<string, string>) =>
-    servers.start((req, res) => (res.setHeader('cache-control', 'max-age=300'), cacheable(req, res)), {
-      PIM_API_KEY: 'key-of-a-123',
-      ...env,
-    });
+  /** The façade (with `env`) in front of a PIM whose answers stay fresh for five minutes, and that PIM. */
+  async function start(env: Record<string, string>) {
+    const handler: UpstreamHandler = (req, res) => (res.setHeader('cache-control', 'max-age=300'), cacheable(req, res));
+    const { upstream, facade } = await servers.start(handler, { PIM_API_KEY: 'key-of-a-123', ...env });
+    return { ...facade, upstream };
+  }
   const post = (origin: string, body: string, authorization?: string) =>
     fetch(`${origin}/cache/invalidate`, {
       method: 'POST',
@@ -23,10 +25,7 @@ describe('POST /cache/invalidate', () => {
     });
 
   it('ends the freshness of the matching answers: the next request goes to the PIM', async () => {
-    const {
-      upstream,
-      facade: { origin, get },
-    } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const { upstream, origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
     const url = `/graphql?query=${encodeURIComponent(query)}`;
     expect((await get(url)).headers.get('surrogate-key')).toBe('catalog:MASTER');
     await get(url);
@@ -41,10 +40,7 @@ describe('POST /cache/invalidate', () => {
   });
 
   it('refuses a wrong or missing token with 401 and a bad body with 400, changing nothing', async () => {
-    const {
-      upstream,
-      facade: { origin, get },
-    } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const { upstream, origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
     const url = `/graphql?query=${encodeURIComponent(query)}`;
     await get(url);
     expect((await post(origin, '{"all":true}')).status).toBe(401);
@@ -58,16 +54,12 @@ describe('POST /cache/invalidate', () => {
   });
 
   it('does not exist without CACHE_ADMIN_TOKEN', async () => {
-    const {
-      facade: { origin },
-    } = await start({});
+    const { origin } = await start({});
     expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(404);
   });
 
   it('is served on the metrics port, not the main one, when METRICS_PORT is set', async () => {
-    const {
-      facade: { origin, app },
-    } = await start({ CACHE_ADMIN_TOKEN: TOKEN, METRICS_PORT: '0' });
+    const { origin, app } = await start({ CACHE_ADMIN_TOKEN: TOKEN, METRICS_PORT: '0' });
     expect((await post(origin, '{"all":true}', `Bearer ${TOKEN}`)).status).toBe(404);
     const metrics = createMetricsServer(app.metrics, '/metrics', app.invalidation?.handle);
     await new Promise<void>((resolve) => metrics.listen(0, '127.0.0.1', resolve));
