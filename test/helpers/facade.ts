@@ -98,9 +98,9 @@ export function useFacade(env: Record<string, string> = {}, handler?: UpstreamHa
 }
 
 /**
- * For files whose tests each start their own servers: `startUpstream` and `startFacade` that register
- * what they start, and an afterEach hook that closes it. Upstreams close first, so a call still
- * waiting on one fails at once instead of holding up the façade's shutdown.
+ * For files whose tests each start their own servers: `startUpstream`, `startFacade` and `start` (the
+ * two at once) that register what they start, and an afterEach hook that closes it. Upstreams close
+ * first, so a call still waiting on one fails at once instead of holding up the façade's shutdown.
  */
 export function closedAfterEach() {
   const upstreams: Upstream[] = [];
