@@ -37,7 +37,12 @@ export async function startServer(
   // `NAME=value` among the flags is an environment variable of the process (MALLOC_ARENA_MAX=2).
   const env = Object.fromEntries(nodeFlags.filter((f) => !f.startsWith('-')).map((f) => f.split('=', 2)));
   const child: ChildProcess = fork(entry, [kind, JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags.filter((f) => f.startsWith('-'))],
+    // BENCH_STRIP_TYPES=1 runs the server on Node's own type stripping, as `npm start` does (line numbers in profiles stay true).
+    execArgv: [
+      ...(process.env.BENCH_STRIP_TYPES === '1' ? [] : ['--import', 'tsx']),
+      '--expose-gc',
+      ...nodeFlags.filter((f) => f.startsWith('-')),
+    ],
     env: { ...process.env, ...env },
     // Log lines go through the real logger to a real file descriptor, and are thrown away there.
     stdio: ['ignore', devNull, 'inherit', 'ipc'],

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:profile [-- --target facade|floor --seconds 10 --top 25 --mix distinct|browsing]`: runs
- * one target under `node --cpu-prof` with the "distinct ids as variables" load (or the browsing mix) at 50 connections, then prints the
+ * `npm run bench:profile [-- --target facade|floor --seconds 10 --top 25 --mix distinct|browsing --connections 50]`: runs
+ * one target under `node --cpu-prof` with the "distinct ids as variables" load (or the browsing mix) at 50 connections (or --connections), then prints the
  * functions with the most self time (the profile itself stays in bench/results/ for a viewer).
  */
 import { mkdir, readdir, readFile } from 'node:fs/promises';
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     top: { type: 'string', default: '25' },
     env: { type: 'string', default: '{}' },
     mix: { type: 'string', default: 'distinct' },
+    connections: { type: 'string', default: '50' },
   },
 });
 const dir = new URL(`./results/profile-${Date.now()}/`, import.meta.url);
@@ -37,7 +38,7 @@ try {
     method: 'POST' as const,
     body: () => withVariables(values.mix === 'browsing' ? zipfId() : freshId(), 10),
     headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
-    connections: 50,
+    connections: Number(values.connections),
   };
   await load({ ...options, duration: 3 }, false);
   const result = await load({ ...options, duration: Number(values.seconds) });

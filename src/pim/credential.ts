@@ -47,15 +47,18 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
 /**
  * Creates a function that turns the credential headers of an upstream call into a short,
  * one-way key, so shared state (in-flight calls, cached responses) is partitioned per caller
- * without the raw key ever appearing in a map, a log line or a Redis key.
+ * without the raw key ever appearing in a key of that state, a log line or a Redis key.
  *
  * @param names lower-case header names whose values identify the caller
  */
 export function createCredentialKey(names: readonly string[]) {
   const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort();
   // A request's calls share its header object (coalescing, the answer lookup), so that is hashed once per
-  // request; the copies undici hands the admission and the HTTP cache are hashed once per call.
+  // request. The copies undici hands the admission and the HTTP cache, and the response cache's own
+  // headers, are new objects per call: for them the digest of the same material is reused, so a
+  // caller's repeated requests cost one SHA-256 in all. The material never leaves this closure.
   const memo = new WeakMap<object, string>();
+  const digests = new Map<string, string>();
   return (headers: Readonly<Record<string, string | string[] | undefined>>): string => {
     let key = memo.get(headers);
     if (key !== undefined) return key;
@@ -64,11 +67,20 @@ export function createCredentialKey(names: readonly string[]) {
       const value = headers[name];
       if (value !== undefined) material += `${name}\0${String(value)}\0`;
     }
-    key = material === '' ? 'anonymous' : createHash('sha256').update(material).digest('base64url').slice(0, 22);
+    key = digests.get(material);
+    if (key === undefined) {
+      key = material === '' ? 'anonymous' : createHash('sha256').update(material).digest('base64url').slice(0, 22);
+      // Bounded: made-up credentials (one per request at worst) start it afresh rather than grow it.
+      if (digests.size >= MAX_DIGESTS) digests.clear();
+      digests.set(material, key);
+    }
     memo.set(headers, key);
     return key;
   };
 }
+
+// Credentials in use at once on one instance are far fewer; HTTP_MAX_HEADER_BYTES bounds each entry.
+const MAX_DIGESTS = 1_024;
 
 // Shorter values would match ordinary text in every body; no real credential is that short.
 const MIN_SECRET_LENGTH = 6;

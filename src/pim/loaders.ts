@@ -76,7 +76,6 @@ export function createPimApi({
   );
   const distinct = new Set<string>();
   const staleFields: StaleField[] = [];
-  const tags = new Set<string>();
   let least: Freshness | undefined;
   // Every load counts, DataLoader hits included; a failed one makes the response not reusable.
   const record = (freshness: Freshness) => {
@@ -91,7 +90,6 @@ export function createPimApi({
     if (!distinct.has(request.path)) {
       if (distinct.size >= maxCalls) throw tooManyCalls(maxCalls);
       distinct.add(request.path);
-      for (const tag of tagsOf(request.path)) tags.add(tag);
     } else onDedup?.(request);
     return loader.load(request);
   };
@@ -112,7 +110,8 @@ export function createPimApi({
     listClassificationGroups: call('listClassificationGroups'),
     freshness: () => least,
     stale: () => staleFields,
-    tags: () => tags,
+    // Read off the paths only when asked: most responses (no-store, errors) never name their tags.
+    tags: () => new Set([...distinct].flatMap(tagsOf)),
   };
 }
 

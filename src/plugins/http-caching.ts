@@ -56,6 +56,7 @@ const streamedTypes = /^(multipart\/|text\/event-stream)/i;
  */
 export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachingOptions): Plugin {
   const carriesCredential = (headers: Headers) => sendsCredential(forwardHeaders, headers);
+  const varied = ['Accept', ...forwardHeaders];
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
     onExecutionResult({ request, result, setResult, context }) {
@@ -72,8 +73,8 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
       const headers: Record<string, string> = { 'cache-control': cacheControl };
       // A stale field makes the response not fresh (no-store above); Age says how old its oldest data is.
       if (stale.length > 0) headers['age'] = String(Math.max(...stale.map((field) => field.age)));
-      const tags = pim?.tags();
-      if (tags?.size && !cacheControl.includes('no-store')) headers[surrogateKeyHeader] = [...tags].join(' ');
+      const tags = cacheControl.includes('no-store') ? undefined : pim?.tags();
+      if (tags?.size) headers[surrogateKeyHeader] = [...tags].join(' ');
       const http = result.extensions?.http;
       setResult({
         ...result,
@@ -84,26 +85,38 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
         },
       });
     },
-    async onResponse({ request, response, setResponse, fetchAPI }) {
+    onResponse({ request, response, setResponse, fetchAPI }) {
       const headers = response.headers;
-      headers.set('vary', vary.append(headers.get('vary') ?? '', ['Accept', ...forwardHeaders]));
+      headers.set('vary', vary.append(headers.get('vary') ?? '', varied));
       const type = headers.get('content-type') ?? '';
       // Batches, streamed parts, refusals and anything else without a policy of its own.
       if (!headers.has('cache-control') || streamedTypes.test(type)) {
         headers.set('cache-control', noStore(carriesCredential(request.headers)));
       }
+      // Synchronous unless there is a body to tag: most responses (POST) go on without a promise.
       if (request.method !== 'GET' || response.status !== 200 || !response.body || streamedTypes.test(type)) return;
-      const body = await response.text();
-      const tag = etag(body);
-      headers.set('etag', tag);
-      if (matches(request.headers.get('if-none-match'), tag)) {
-        headers.delete('content-type');
-        headers.delete('content-length');
-        return setResponse(new fetchAPI.Response(null, { status: 304, headers }));
-      }
-      setResponse(new fetchAPI.Response(body, { status: 200, headers }));
+      return withEtag(request, response, setResponse, fetchAPI);
     },
   };
+}
+
+// A strong ETag on a GET body, and 304 for an If-None-Match it matches.
+async function withEtag(
+  request: Request,
+  response: Response,
+  setResponse: (response: Response) => void,
+  fetchAPI: { Response: typeof Response },
+) {
+  const headers = response.headers;
+  const body = await response.text();
+  const tag = etag(body);
+  headers.set('etag', tag);
+  if (matches(request.headers.get('if-none-match'), tag)) {
+    headers.delete('content-type');
+    headers.delete('content-length');
+    return setResponse(new fetchAPI.Response(null, { status: 304, headers }));
+  }
+  setResponse(new fetchAPI.Response(body, { status: 200, headers }));
 }
 
 // Not the `fresh` package: it ignores If-None-Match beside `Cache-Control: no-cache`, which fetch()

@@ -91,9 +91,10 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
       if (apq) (context as RegistrationContext).apqRegistration = { hash, document: params.query };
     },
     // Parsed and validated by now: a document that breaks a limit never takes room in the store.
-    async onExecute({ args }) {
+    // Synchronous without a registration: an ordinary request goes on without a promise.
+    onExecute({ args }) {
       const registration = (args.contextValue as RegistrationContext).apqRegistration;
-      if (registration) await apq?.set(registration.hash, registration.document);
+      if (registration && apq) return apq.set(registration.hash, registration.document);
     },
   };
 }

@@ -153,7 +153,12 @@ export type FairQueue = ReturnType<typeof createFairQueue>;
 /** The eligible entry with the fewest calls in flight, the earliest in turn among equals; it goes to the back. */
 function fewest<T extends { active: number }>(entries: Map<string, T>, eligible: (entry: T) => boolean) {
   let best: [string, T] | undefined;
-  for (const entry of entries) if (eligible(entry[1]) && (!best || entry[1].active < best[1].active)) best = entry;
+  for (const entry of entries) {
+    if (!eligible(entry[1]) || (best && entry[1].active >= best[1].active)) continue;
+    best = entry;
+    // None has fewer than none: the first idle one in turn wins, so a queue of many idle shares is not scanned whole.
+    if (entry[1].active === 0) break;
+  }
   if (!best) return undefined;
   entries.delete(best[0]);
   entries.set(best[0], best[1]);
