@@ -83,12 +83,16 @@ export function createContextFactory({
         queueKey: credentials.partition(credential),
         queueShare: clientAddress(request.headers, clientIpHeader) ?? `request ${++requests}`,
       };
+      // The request's own signal is the server adapter's Proxy, slow for every listener added or removed;
+      // the calls of the request (coalescing, queue, undici) listen to a plain one that follows it.
+      const calls = new AbortController();
+      if (request.signal.aborted) calls.abort(request.signal.reason);
       const pim = withErrorContract(
         createPimApi({
           client,
           limits,
           headers,
-          signal: request.signal,
+          signal: calls.signal,
           // The budget is a deadline, not a timer: each call gets at most what is left of it.
           deadline: Date.now() + budgetMs,
           bytes: upstreamBytes,
@@ -102,8 +106,11 @@ export function createContextFactory({
       const representations = createAllowance(maxRepresentations);
       built = { pim, upstreamBytes, representations, streams: 0, responded: false };
       contexts.set(request, built);
-      // A client that leaves midway ends its streams too; this also covers one whose iterator is never closed.
-      request.signal.addEventListener('abort', () => upstreamBytes.release(), { once: true });
+      // A client that leaves midway stops its calls and ends its streams too; this also covers one whose
+      // iterator is never closed.
+      request.signal.addEventListener('abort', () => (calls.abort(request.signal.reason), upstreamBytes.release()), {
+        once: true,
+      });
     }
     return { pim: built.pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
   };
