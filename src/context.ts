@@ -6,6 +6,7 @@ import type { UpstreamCredentials } from './pim/credential.ts';
 import type { InputLimits, PimRequest } from './pim/rest/endpoints.ts';
 import { requestIdOf } from './observability/plugins/request-log.ts';
 import { withErrorContract } from './errors.ts';
+import { requestSlot } from './plugins/request-slot.ts';
 
 /** What this server adds to Yoga's context. */
 export interface PimContext {
@@ -69,7 +70,7 @@ export function createContextFactory({
   onDedup,
   clientIpHeader,
 }: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
-  const contexts = new WeakMap<Request, RequestState>();
+  const contexts = requestSlot<RequestState>('request state');
   let requests = 0;
   const context = ({ request }: YogaInitialContext): PimContext => {
     let built = contexts.get(request);

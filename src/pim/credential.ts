@@ -53,28 +53,23 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
  */
 export function createCredentialKey(names: readonly string[]) {
   const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort();
-  // A request's calls share its header object (coalescing, the answer lookup), so that is hashed once per
-  // request. The copies undici hands the admission and the HTTP cache, and the response cache's own
-  // headers, are new objects per call: for them the digest of the same material is reused, so a
-  // caller's repeated requests cost one SHA-256 in all. The material never leaves this closure.
-  const memo = new WeakMap<object, string>();
+  // The same credential comes back on every request, and in several new header objects per call (undici's
+  // copies, the response cache's own): the digest of material already seen is looked up, not recomputed.
+  // The material never leaves this closure.
   const digests = new Map<string, string>();
   return (headers: Readonly<Record<string, string | string[] | undefined>>): string => {
-    let key = memo.get(headers);
-    if (key !== undefined) return key;
     let material = '';
     for (const name of sorted) {
       const value = headers[name];
       if (value !== undefined) material += `${name}\0${String(value)}\0`;
     }
-    key = digests.get(material);
+    let key = digests.get(material);
     if (key === undefined) {
       key = material === '' ? 'anonymous' : createHash('sha256').update(material).digest('base64url').slice(0, 22);
       // Bounded: made-up credentials (one per request at worst) start it afresh rather than grow it.
       if (digests.size >= MAX_DIGESTS) digests.clear();
       digests.set(material, key);
     }
-    memo.set(headers, key);
     return key;
   };
 }

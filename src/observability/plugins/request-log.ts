@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { describeOperation } from '../../plugins/operation.ts';
+import { requestSlot } from '../../plugins/request-slot.ts';
 
-const ids = new WeakMap<Request, string>();
+const ids = requestSlot<string>('request id');
 // Only plain tokens are taken from callers: an id ends up in logs and upstream headers.
 const acceptedId = /^[\w.:-]{1,128}$/;
 
@@ -25,7 +26,7 @@ export function requestIdOf(request: Request): string {
  * went out gets that line too, once. Headers are never logged.
  */
 export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}): Plugin {
-  const started = new WeakMap<Request, { at: number; path: string; operations: string[]; gone?: true }>();
+  const started = requestSlot<{ at: number; path: string; operations: string[]; gone?: true }>('request log');
   // The line's fields are fixed and carry no header, so redaction (half the cost of a line) is off for it.
   const log = logger?.child({}, { redact: [] });
   const fieldsOf = (request: Request, entry: { at: number; path: string; operations: string[] }) => ({
