@@ -93,14 +93,18 @@ function partitionByCredential(
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
   const privateKey = (key: CacheKey): CacheKey => ({ ...key, path: `${key.path}#${partition(key)}` });
   const answerKey = (key: CacheKey) => `${key.origin}${key.path}#${partition(key)}`;
+  const found = (key: CacheKey, stored: GetResult | undefined) => {
+    if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
+    const result = withoutStaleDirectives(stored);
+    const bytes = byteLength(result.body);
+    if (bytes !== undefined) answers.fresh(answerKey(key), result, bytes);
+    return result;
+  };
   return {
-    async get(key) {
-      const stored = await store.get(privateKey(key));
-      if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
-      const result = withoutStaleDirectives(stored);
-      const bytes = byteLength(result.body);
-      if (bytes !== undefined) answers.fresh(answerKey(key), result, bytes);
-      return result;
+    // Synchronous over the in-memory store: undici then goes on without a promise for each call.
+    get(key) {
+      const stored = store.get(privateKey(key));
+      return stored instanceof Promise ? stored.then((value) => found(key, value)) : found(key, stored);
     },
     createWriteStream: (key, value) => store.createWriteStream(privateKey(key), value),
     delete(key) {
