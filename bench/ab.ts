@@ -1,0 +1,67 @@
+/**
+ * `npm run bench:ab -- [--base DIR] [--env '{"NAME":"value"}'] [--rounds 8] [--connections 200] [--mix distinct|browsing]`
+ *
+ * CPU per request of two façades in ONE process, interleaved: A is the checkout at `--base` (with its
+ * own node_modules), or this one; B is this checkout with `--env` added to its settings. Two processes
+ * of the same façade differ by 10-30 % on a shared machine, one process by about 5 %: this is the
+ * way to tell whether a change, or a setting, saves a few percent. Prints each side's median over
+ * the rounds and B/A.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { openSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { load, startServer } from './load.ts';
+import { freshId, withVariables, zipfId } from './scenarios.ts';
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string', default: '' },
+    env: { type: 'string', default: '{}' },
+    rounds: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '200' },
+    mix: { type: 'string', default: 'distinct' },
+  },
+});
+const upstream = await startServer('upstream');
+const base = values.base && resolve(values.base);
+// No loader flags: the façades run on Node's type stripping, as `npm start` runs them.
+const child = fork(new URL('./ab-server.ts', import.meta.url).pathname, [upstream.url, base, values.env], {
+  execArgv: [],
+  stdio: ['ignore', openSync('/dev/null', 'w'), 'inherit', 'ipc'],
+});
+try {
+  const [{ urls }] = (await once(child, 'message')) as [{ urls: string[] }];
+  const stats = async () => {
+    child.send('stats');
+    return ((await once(child, 'message')) as [{ served: number[]; cpu: NodeJS.CpuUsage }])[0];
+  };
+  const options = (url: string) => ({
+    url: `${url}/graphql`,
+    method: 'POST' as const,
+    body: () => withVariables(values.mix === 'browsing' ? zipfId() : freshId(), 10),
+    headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
+    connections: Number(values.connections),
+  });
+  for (const url of urls) await load({ ...options(url), duration: 3 }, false);
+  const cpu: number[][] = [[], []];
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const side of round % 2 ? [1, 0] : [0, 1]) {
+      await load({ ...options(urls[side]!), duration: 0.5 }, false);
+      const before = await stats();
+      await load({ ...options(urls[side]!), duration: 2 }, false);
+      const after = await stats();
+      const used = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
+      cpu[side]!.push(used / (after.served[side]! - before.served[side]!));
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const [a, b] = cpu.map(median) as [number, number];
+  console.log(`A (${base || 'this checkout'}): ${a.toFixed(0)} µs/request; rounds ${cpu[0]!.map(Math.round).join(' ')}`);
+  console.log(`B (this checkout, ${values.env}): ${b.toFixed(0)} µs/request; rounds ${cpu[1]!.map(Math.round).join(' ')}`);
+  console.log(`B/A ${(b / a).toFixed(2)}`);
+} finally {
+  child.kill();
+  await upstream.stop();
+}
