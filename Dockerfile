@@ -15,12 +15,15 @@ RUN --mount=type=secret,id=npm-ca \
  && rm -rf /root/.npm
 
 FROM ${NODE_BASE}
-# Heap sizes and glibc arenas measured by `npm run bench` to keep RSS near 235 MB at 200 connections
-# (bench/README.md), and upstream bytes held at once sized to them; the memory limit is in
-# deploy/kubernetes/deployment.yaml (docs/deploying.md).
+# Heap sizes and glibc arenas measured by `npm run bench` to keep RSS near 250 MB at 200 connections
+# (bench/README.md); the caches and the upstream bytes held at once fill at most half the old space
+# (32 + 32 + 16 + 16 MiB); the memory limit is in deploy/kubernetes/deployment.yaml (docs/deploying.md).
 ENV NODE_ENV=production \
     NODE_OPTIONS="--max-semi-space-size=32 --max-old-space-size=256" \
     MALLOC_ARENA_MAX=2 \
+    PIM_CACHE_MAX_BYTES=33554432 \
+    PIM_STALE_MAX_BYTES=33554432 \
+    RESPONSE_CACHE_MAX_BYTES=16777216 \
     PIM_MAX_INFLIGHT_BYTES=16777216 \
     PORT=4000
 WORKDIR /app

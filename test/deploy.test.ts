@@ -114,6 +114,26 @@ describe('Kubernetes manifests', () => {
     expect(envOf(container.env).MALLOC_ARENA_MAX).toBe(image.match(/MALLOC_ARENA_MAX=(\d+)/)![1]);
   });
 
+  // The caches keep their entries on the heap (the HTTP cache's in Redis here): full, with the upstream
+  // bytes in flight, they must leave the old-space cap room for the requests, or a busy pod dies of OOM.
+  it('sizes the caches and the bytes in flight to half the heap the image allows, as the image does', () => {
+    const env = envOf(container.env);
+    const oldSpaceMiB = Number(env.NODE_OPTIONS!.match(/--max-old-space-size=(\d+)/)![1]);
+    const { pim, responseCache } = loadConfig(env);
+    const held = [pim.cache && pim.cache.maxBytes, pim.stale.maxBytes, responseCache && responseCache.maxBytes];
+    const total = held.reduce<number>((sum, bytes) => sum + (bytes || 0), pim.byteLimits.maxInflightBytes);
+    expect(total / 2 ** 20).toBeLessThanOrEqual(oldSpaceMiB / 2);
+    const image = read('Dockerfile');
+    for (const name of [
+      'PIM_CACHE_MAX_BYTES',
+      'PIM_STALE_MAX_BYTES',
+      'RESPONSE_CACHE_MAX_BYTES',
+      'PIM_MAX_INFLIGHT_BYTES',
+    ]) {
+      expect([name, env[name]]).toEqual([name, image.match(new RegExp(`${name}=(\\d+)`))?.[1]]);
+    }
+  });
+
   it('HPA and PodDisruptionBudget point at the Deployment and its pods', () => {
     expect(find('HorizontalPodAutoscaler').spec.scaleTargetRef.name).toBe(deployment.metadata.name);
     const labels = deployment.spec.template.metadata.labels;
