@@ -76,6 +76,8 @@ export function createPimApi({
   );
   const distinct = new Set<string>();
   const staleFields: StaleField[] = [];
+  // The tags of the first `from` distinct paths; paths are only ever added.
+  let tagged: { from: number; tags: ReadonlySet<string> } | undefined;
   let least: Freshness | undefined;
   // Every load counts, DataLoader hits included; a failed one makes the response not reusable.
   const record = (freshness: Freshness) => {
@@ -110,8 +112,13 @@ export function createPimApi({
     listClassificationGroups: call('listClassificationGroups'),
     freshness: () => least,
     stale: () => staleFields,
-    // Read off the paths only when asked: most responses (no-store, errors) never name their tags.
-    tags: () => new Set([...distinct].flatMap(tagsOf)),
+    // Read off the paths only when asked (most responses, no-store or failed, never name their tags), and
+    // once: HTTP caching and the result cache both ask for a cacheable response's.
+    tags: () => {
+      if (tagged?.from !== distinct.size)
+        tagged = { from: distinct.size, tags: new Set([...distinct].flatMap(tagsOf)) };
+      return tagged.tags;
+    },
   };
 }
 
