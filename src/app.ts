@@ -49,7 +49,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     resilience: { ...pim.resilience, onRetry, logger },
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
-  const responses = config.responseCache ? createResponseCache({ ...config.responseCache, credentials }) : undefined;
+  const responses = config.responseCache
+    ? createResponseCache({ ...config.responseCache, credentials, partition: client.partition })
+    : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;
   const handle = token && createInvalidationHandler({ token, invalidate: client.invalidate });

@@ -67,11 +67,13 @@ export function createPimApi({
   queue,
   partition,
 }: PimApiOptions): PimApi {
+  // The same for every call of the request; no step changes it (those that add to it copy it).
+  const callOptions = { headers, signal, deadline, bytes, partition, ...queue };
   const loader = new DataLoader<PimRequest, Promise<Answer>, string>(
     // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
     // settles with its own promise, so a fast field (or the first part of a @defer response)
     // never waits for the slowest call of its batch.
-    async (requests) => requests.map((r) => client.get(r, { headers, signal, deadline, bytes, partition, ...queue })),
+    async (requests) => requests.map((r) => client.get(r, callOptions)),
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();

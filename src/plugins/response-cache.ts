@@ -1,9 +1,10 @@
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { createCredentialKey, type UpstreamCredentials } from '../pim/credential.ts';
+import type { UpstreamCredentials } from '../pim/credential.ts';
 import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
+import { aged } from '../pim/rest/freshness.ts';
 import type { Freshness } from '../pim/rest/types.ts';
 import { cacheControlFor, sendsCredential } from './http-caching.ts';
 
@@ -12,8 +13,10 @@ export interface ResponseCacheOptions {
   maxBytes: number;
   /** Lower-case incoming headers passed on to the PIM (a request with one gets a private Cache-Control). */
   forwardHeaders: readonly string[];
-  /** Builds a request's upstream credential headers; entries are partitioned as the upstream cache's are. */
+  /** Builds a request's upstream credential headers. */
   credentials: UpstreamCredentials;
+  /** The client's credential partition of those headers: entries are partitioned as the upstream cache's are. */
+  partition: (headers: Readonly<Record<string, string>>) => string;
 }
 
 /** Serialized results of repeated operations, and the hook that drops them when the catalog changes. */
@@ -61,12 +64,16 @@ const marginS = 2;
  * entry lives only while every upstream answer it used is fresh; results with errors, stale
  * data or no upstream freshness, and streamed (`@defer`/`@stream`) ones, are never stored.
  */
-export function createResponseCache({ maxBytes, forwardHeaders, credentials }: ResponseCacheOptions): ResponseCache {
-  // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
-  const credentialKey = createCredentialKey(credentials.names);
+export function createResponseCache({
+  maxBytes,
+  forwardHeaders,
+  credentials,
+  partition,
+}: ResponseCacheOptions): ResponseCache {
   const keyOf = (params: GraphQLParams, headers: Headers) =>
     [
-      credentialKey(credentials.headers(headers)),
+      // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
+      partition(credentials.headers(headers)),
       params.operationName ?? '',
       JSON.stringify(params.variables ?? null),
       params.query,
@@ -149,10 +156,4 @@ export function createResponseCache({ maxBytes, forwardHeaders, credentials }: R
     },
     stats: () => ({ entries: entries.size, bytes: entries.calculatedSize, hits }),
   };
-}
-
-// Takes the whole seconds elapsed since the entry was stored off both lifetimes.
-function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: number): Freshness {
-  const elapsedS = Math.floor(elapsedMs / 1000);
-  return { maxAgeS: Math.max(0, maxAgeS - elapsedS), sharedMaxAgeS: Math.max(0, sharedMaxAgeS - elapsedS), shared };
 }

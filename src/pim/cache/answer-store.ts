@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { GetResult } from './cache-store.ts';
-import { freshnessOf } from '../rest/freshness.ts';
+import { aged, freshnessOf } from '../rest/freshness.ts';
 import type { Answer, Freshness } from '../rest/types.ts';
 
 type Headers = Readonly<Record<string, string | string[] | null | undefined>>;
@@ -67,12 +67,6 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
     forget: (key) => void answers.delete(key),
     clear: () => answers.clear(),
   };
-}
-
-// Takes the whole seconds elapsed since the freshness was read off both lifetimes.
-function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: number): Freshness {
-  const elapsedS = Math.floor(elapsedMs / 1000);
-  return { maxAgeS: Math.max(0, maxAgeS - elapsedS), sharedMaxAgeS: Math.max(0, sharedMaxAgeS - elapsedS), shared };
 }
 
 function varyMatches(vary: GetResult['vary'], headers: Headers): boolean {

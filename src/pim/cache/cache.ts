@@ -10,7 +10,7 @@ type Headers = Readonly<Record<string, string | string[] | undefined>>;
 export interface ResponseCacheOptions {
   /**
    * Maps request headers to their credential partition. Only the HTTP cache's store calls it: undici
-   * hands that store its own copy of a call's headers, never the call, so it hashes once per call.
+   * hands that store its own copy of a call's headers, never the call, so it keys once per lookup.
    */
   credentialKey: (headers: Headers) => string;
   /** Scheme, host and path prefix the client puts in front of every request path. */
@@ -91,20 +91,21 @@ function partitionByCredential(
   invalidatedSince: ResponseCacheOptions['invalidatedSince'],
 ): CacheStore {
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
-  const privateKey = (key: CacheKey): CacheKey => ({ ...key, path: `${key.path}#${partition(key)}` });
-  const answerKey = (key: CacheKey) => `${key.origin}${key.path}#${partition(key)}`;
-  const found = (key: CacheKey, stored: GetResult | undefined) => {
+  const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });
+  const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
+  const found = (key: CacheKey, of: string, stored: GetResult | undefined) => {
     if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
     const result = withoutStaleDirectives(stored);
     const bytes = byteLength(result.body);
-    if (bytes !== undefined) answers.fresh(answerKey(key), result, bytes);
+    if (bytes !== undefined) answers.fresh(answerKey(key, of), result, bytes);
     return result;
   };
   return {
     // Synchronous over the in-memory store: undici then goes on without a promise for each call.
     get(key) {
-      const stored = store.get(privateKey(key));
-      return stored instanceof Promise ? stored.then((value) => found(key, value)) : found(key, stored);
+      const of = partition(key);
+      const stored = store.get(privateKey(key, of));
+      return stored instanceof Promise ? stored.then((value) => found(key, of, value)) : found(key, of, stored);
     },
     createWriteStream: (key, value) => store.createWriteStream(privateKey(key), value),
     delete(key) {

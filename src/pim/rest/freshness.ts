@@ -20,6 +20,16 @@ export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshn
   return { maxAgeS: left(maxAge), sharedMaxAgeS: shared ? left(sharedMaxAge) : 0, shared };
 }
 
+/** A freshness read `elapsedMs` ago, with the whole seconds since taken off both lifetimes. */
+export function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: number): Freshness {
+  const elapsedS = Math.floor(elapsedMs / 1000);
+  return { maxAgeS: Math.max(0, maxAgeS - elapsedS), sharedMaxAgeS: Math.max(0, sharedMaxAgeS - elapsedS), shared };
+}
+
+/** A call that asks past the caches (`no-cache`, as the readiness probe sends): it wants the PIM's own word. */
+export const asksPastCache = (headers: Readonly<Record<string, string>>) =>
+  /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+
 /** Reads the {@link StaleHints} of one upstream response. */
 export function staleHintsOf(cacheControl: HeaderValue): StaleHints {
   const directives = parseDirectives(String(cacheControl ?? ''));

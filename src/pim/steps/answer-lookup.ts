@@ -1,4 +1,5 @@
 import type { ResponseCache } from '../cache/cache.ts';
+import { asksPastCache } from '../rest/freshness.ts';
 import type { Layer } from '../rest/types.ts';
 
 export interface AnswerLookupOptions {
@@ -6,9 +7,6 @@ export interface AnswerLookupOptions {
   /** Told about each call answered here. */
   onHit?: (() => void) | undefined;
 }
-
-// The readiness probe asks past the caches: it must reach the HTTP cache's revalidation.
-const asksPastCache = (headers: Record<string, string>) => /\bno-cache\b/i.test(headers['cache-control'] ?? '');
 
 /**
  * The step that answers with a fresh answer already parsed (the HTTP cache's answer store), and

@@ -1,6 +1,6 @@
 import type { ByteAccount } from '../rest/byte-limits.ts';
 import { PimError, type PimErrorCode } from '../rest/errors.ts';
-import { NOT_FRESH } from '../rest/freshness.ts';
+import { asksPastCache, NOT_FRESH } from '../rest/freshness.ts';
 import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
 import type { Answer, CallOptions, Freshness, Keepable, Layer } from '../rest/types.ts';
 
@@ -77,7 +77,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // The store key: the call's credential partition and path.
       const key = `${call.partition} ${request.path}`;
       // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
-      const own = /\bno-cache\b/i.test(call.headers['cache-control'] ?? '');
+      const own = asksPastCache(call.headers);
       const held = own ? undefined : store.peek(key);
       const now = Date.now();
       if (
@@ -103,8 +103,6 @@ export function createStaleLayer(options: StaleOptions): Layer {
     };
   };
 }
-
-const EARLY_MS = 250;
 
 // The windows of RFC 5861: the upstream's own directives, else the settings. Stale-if-error counts
 // from when the answer was produced, as "answered within the last N seconds" reads.
