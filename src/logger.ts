@@ -15,16 +15,29 @@ const redact = [
  * at the latest a second later, and flushed synchronously when the process exits. With `pretty`
  * (development) at a terminal, lines a person reads instead, through pino-pretty where installed.
  */
-export function createLogger(level: string, { pretty = false }: { pretty?: boolean } = {}): Logger {
+export interface LoggerOptions {
+  pretty?: boolean;
+  /** Where the JSON lines go: stdout unless told. */
+  fd?: number;
+}
+
+export function createLogger(level: string, { pretty = false, fd = 1 }: LoggerOptions = {}): Logger {
   const options = { level, redact: { paths: redact, censor: '[redacted]' } };
   // pino-pretty is a development dependency: a production install has none, and logs JSON.
   if (pretty && process.stdout.isTTY && isInstalled('pino-pretty')) {
     return pino({ ...options, transport: { target: 'pino-pretty' } });
   }
   // One write per request line was a syscall and a thread-pool hop each: most of the log line's cost.
-  const destination = pino.destination({ sync: false, minLength: 4_096 });
-  // The callback form never throws, not even once stdout has gone away.
-  setInterval(() => destination.flush(() => {}), 1_000).unref();
+  const destination = pino.destination({ dest: fd, sync: false, minLength: 4_096 });
+  // Without a callback: each callback waits for 'drain' with two listeners, and a stream busy for ten
+  // seconds never drains (Node warns of a leak); it also fsyncs stdout. A write under way flushes anyway.
+  setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // Thrown only once the stream is destroyed (stdout gone): nothing is left to flush to.
+    }
+  }, 1_000).unref();
   return pino(options, destination);
 }
 

@@ -1,0 +1,41 @@
+import { once, type EventEmitter } from 'node:events';
+import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { symbols } from 'pino';
+import { expect, it, onTestFinished, vi } from 'vitest';
+import { createLogger } from '../src/logger.ts';
+
+// The logger buffers lines and flushes them every second; createLogger's interval is faked so a test sets the pace.
+function bufferedLogger() {
+  vi.useFakeTimers({ toFake: ['setInterval'] });
+  onTestFinished(() => void vi.useRealTimers());
+  const file = join(mkdtempSync(join(tmpdir(), 'log-')), 'out.log');
+  const logger = createLogger('info', { fd: openSync(file, 'w') });
+  const stream = (logger as unknown as Record<symbol, EventEmitter & { end(): void }>)[symbols.streamSym]!;
+  // Ending the stream lets the write under way finish before it closes the file.
+  onTestFinished(async () => {
+    const closed = once(stream, 'close');
+    stream.end();
+    await closed;
+  });
+  return { logger, file, stream };
+}
+
+it('writes a line shorter than its buffer within a second', async () => {
+  const { logger, file } = bufferedLogger();
+  logger.info('a quiet minute');
+  vi.advanceTimersByTime(1_000);
+  await vi.waitFor(() => expect(readFileSync(file, 'utf8')).toContain('a quiet minute'));
+});
+
+it('adds no listener per flush while a write is still under way (a busy stream never drains)', () => {
+  const { logger, stream } = bufferedLogger();
+  const before = { drain: stream.listenerCount('drain'), error: stream.listenerCount('error') };
+  // Over the 4 KB buffer: a write is under way, and it cannot finish while this test runs synchronously.
+  for (let i = 0; i < 100; i++) logger.info({ i }, 'x'.repeat(100));
+  // Twenty seconds of flushes: on main each added a 'drain' and an 'error' listener, past Node's warning at 10.
+  vi.advanceTimersByTime(20_000);
+  expect(stream.listenerCount('drain')).toBe(before.drain);
+  expect(stream.listenerCount('error')).toBe(before.error);
+});
