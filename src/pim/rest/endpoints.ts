@@ -53,19 +53,26 @@ export interface InputLimits {
  * never add a segment or a query; query values are encoded so `+` travels as `%2B`.
  */
 export function buildRequest(operation: OperationName, args: PimArgs, limits: InputLimits): PimRequest {
-  const { path, query } = operations[operation];
-  const segments = path.split('/').map((segment) => {
-    if (!segment.startsWith(':')) return segment;
-    const name = segment.slice(1);
-    return encodeURIComponent(checkArgument(name, args[name], limits));
-  });
-  const pairs = query.flatMap((name) => {
+  const { template, segments, query } = compiled[operation];
+  let path = API_PREFIX;
+  for (const segment of segments) {
+    const name = segment.startsWith(':') ? segment.slice(1) : undefined;
+    path += `/${name === undefined ? segment : encodeURIComponent(checkArgument(name, args[name], limits))}`;
+  }
+  let separator = '?';
+  for (const name of query) {
     const value = args[name];
-    if (value === undefined || value === null) return [];
-    return [`${name}=${encodeURIComponent(checkArgument(name, value, limits))}`];
-  });
-  const search = pairs.length > 0 ? `?${pairs.join('&')}` : '';
-  return { operation, template: `${API_PREFIX}/${path}`, path: `${API_PREFIX}/${segments.join('/')}${search}` };
+    if (value === undefined || value === null) continue;
+    path += `${separator}${name}=${encodeURIComponent(checkArgument(name, value, limits))}`;
+    separator = '&';
+  }
+  return { operation, template, path };
+}
+
+// Each template split once, not on every call.
+const compiled = {} as Record<OperationName, { template: string; segments: string[]; query: readonly string[] }>;
+for (const [name, { path, query }] of Object.entries(operations)) {
+  compiled[name as OperationName] = { template: `${API_PREFIX}/${path}`, segments: path.split('/'), query };
 }
 
 // Length caps keep a hostile value from growing the URL until a proxy answers 414.

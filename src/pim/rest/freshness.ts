@@ -42,13 +42,22 @@ export function staleHintsOf(cacheControl: HeaderValue): StaleHints {
   };
 }
 
-function parseDirectives(header: string): Map<string, string | undefined> {
-  const directives = new Map<string, string | undefined>();
+// An upstream sends a handful of distinct Cache-Control values, each read twice per answer: each is parsed
+// once. Bounded: a PIM that made up a value per answer would start it afresh rather than grow it.
+const parsed = new Map<string, ReadonlyMap<string, string | undefined>>();
+const MAX_PARSED = 256;
+
+function parseDirectives(header: string): ReadonlyMap<string, string | undefined> {
+  let directives = parsed.get(header);
+  if (directives) return directives;
+  const fresh = new Map<string, string | undefined>();
   for (const part of header.split(',')) {
     const [name, value] = part.split('=', 2);
     const key = name!.trim().toLowerCase();
-    if (key) directives.set(key, value?.trim().replace(/^"|"$/g, ''));
+    if (key) fresh.set(key, value?.trim().replace(/^"|"$/g, ''));
   }
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(header, (directives = fresh));
   return directives;
 }
 

@@ -4,24 +4,29 @@ import type { ByteAccount } from './byte-limits.ts';
 import { pimError } from './errors.ts';
 
 /**
- * Builds the outgoing URL and checks it after the fact: same origin as the base URL, the path
- * unchanged by URL parsing (no dot segment resolved away) and inside `<base path>/pxm/pimapi/v1/`.
- * Ids are already encoded by endpoints.ts; this is the second lock, against any future slip.
+ * Builds the outgoing URLs of one base URL and checks each after the fact: same origin as the base
+ * URL, the path unchanged by URL parsing (no dot segment resolved away) and inside
+ * `<base path>/pxm/pimapi/v1/`. Ids are already encoded by endpoints.ts; this is the second lock,
+ * against any future slip. What depends only on the base is worked out once, not per call.
  */
-export function checkedUrl(base: URL, path: string): string {
+export function urlChecker(base: URL): (path: string) => string {
   const basePath = base.pathname.replace(/\/+$/, '');
-  const raw = `${base.origin}${basePath}${path}`;
-  const url = new URL(raw);
-  const expectedPath = `${basePath}${path.split('?')[0]}`;
-  const inside =
-    url.origin === base.origin &&
-    url.pathname === expectedPath &&
-    url.pathname.startsWith(`${basePath}${API_PREFIX}/`) &&
-    url.hash === '' &&
-    url.username === '' &&
-    url.password === '';
-  if (!inside) throw pimError('BAD_USER_INPUT', new Error(`outgoing URL ${raw} leaves ${basePath}${API_PREFIX}/`));
-  return raw;
+  const root = `${base.origin}${basePath}`;
+  const inside = `${basePath}${API_PREFIX}/`;
+  return (path) => {
+    const raw = `${root}${path}`;
+    const url = new URL(raw);
+    const query = path.indexOf('?');
+    const ok =
+      url.origin === base.origin &&
+      url.pathname === `${basePath}${query === -1 ? path : path.slice(0, query)}` &&
+      url.pathname.startsWith(inside) &&
+      url.hash === '' &&
+      url.username === '' &&
+      url.password === '';
+    if (!ok) throw pimError('BAD_USER_INPUT', new Error(`outgoing URL ${raw} leaves ${inside}`));
+    return raw;
+  };
 }
 
 /**

@@ -2,7 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import type { AdmissionDispatchOptions } from '../admission/admission.ts';
 import { readAnswer } from '../rest/answer.ts';
 import { pimError, PimError } from '../rest/errors.ts';
-import { checkedUrl } from '../rest/guards.ts';
+import { urlChecker } from '../rest/guards.ts';
 import type { Send } from '../rest/types.ts';
 
 export interface SendOptions {
@@ -17,11 +17,12 @@ export interface SendOptions {
 
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
 export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOptions): Send {
+  const checkedUrl = urlChecker(base);
   return async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare, partition, joined }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
     const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition, joined };
     try {
-      const response = await request(checkedUrl(base, pimRequest.path), {
+      const response = await request(checkedUrl(pimRequest.path), {
         dispatcher,
         method: 'GET',
         headers: { ...headers, accept: 'application/json' },
