@@ -2,7 +2,7 @@ import { Agent } from 'undici';
 import { createAdmission } from './admission/admission.ts';
 import { createAnswerLookup } from './steps/answer-lookup.ts';
 import { createByteLimits, type ByteAccount, type ByteLimitsOptions } from './rest/byte-limits.ts';
-import { createResponseCache, type ResponseCacheOptions } from './cache/cache.ts';
+import { createHttpCache, type HttpCacheOptions } from './cache/cache.ts';
 import { createCoalescing } from './steps/coalesce.ts';
 import { createCredentialKey, createCredentialSecrets } from './credential.ts';
 import { createFairQueue } from './admission/fair-queue.ts';
@@ -29,7 +29,7 @@ export interface PimClientOptions {
   /** Share identical in-flight GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false turns it off. */
-  cache: Omit<ResponseCacheOptions, 'credentialKey' | 'baseUrl' | 'invalidatedSince'> | false;
+  cache: Omit<HttpCacheOptions, 'credentialKey' | 'baseUrl' | 'invalidatedSince'> | false;
   /** Stale answers: last-known-good on failures, stale-while-revalidate, invalidation; absent: none. */
   stale?: Omit<StaleServingOptions, 'requestTimeoutMs' | 'defaultTtlMs' | 'openBytes'> | undefined;
   /** Metrics and spans of each attempt (every retry) with its own status. */
@@ -99,9 +99,7 @@ export function createPimClient({
     });
   const invalidatedSince = stale?.invalidatedSince ?? (() => 0);
   const cache =
-    cacheOptions === false
-      ? undefined
-      : createResponseCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
+    cacheOptions === false ? undefined : createHttpCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
   const breaker = createBreaker(resilienceOptions);
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),

@@ -7,7 +7,7 @@ import { createRedisCacheStore } from './redis-cache-store.ts';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
-export interface ResponseCacheOptions {
+export interface HttpCacheOptions {
   /**
    * Maps request headers to their credential partition. Only the HTTP cache's store calls it: undici
    * hands that store its own copy of a call's headers, never the call, so it keys once per lookup.
@@ -38,7 +38,7 @@ export interface ResponseCacheOptions {
  * `remember(path, partition, headers, answer)`. `path` is the request path after the base URL, as
  * sent; `partition` is the call's credential partition.
  */
-export interface ResponseCache {
+export interface HttpCache {
   interceptor: Dispatcher.DispatcherComposeInterceptor;
   /** A fresh cached answer, its body parsed (frozen, shared by callers), or undefined. */
   lookup(path: string, partition: string, headers: Headers): Answer | undefined;
@@ -54,7 +54,7 @@ export interface ResponseCache {
  * upstream's Cache-Control, Age and ETag (revalidating with If-None-Match) and never stores
  * `no-store`, over a store partitioned per credential so one caller never sees another's answer.
  */
-export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
+export function createHttpCache(options: HttpCacheOptions): HttpCache {
   const { credentialKey, defaultTtlMs, redisUrl, maxBytes, maxEntryBytes, onError } = options;
   const redis = redisUrl ? createRedis(redisUrl, onError) : undefined;
   const inner = redis
@@ -86,9 +86,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 // stored before an invalidation of its tags is a miss; the next answer overwrites it.
 function partitionByCredential(
   store: CacheStore,
-  credentialKey: ResponseCacheOptions['credentialKey'],
+  credentialKey: HttpCacheOptions['credentialKey'],
   answers: AnswerStore,
-  invalidatedSince: ResponseCacheOptions['invalidatedSince'],
+  invalidatedSince: HttpCacheOptions['invalidatedSince'],
 ): CacheStore {
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
   const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });

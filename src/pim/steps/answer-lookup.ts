@@ -1,9 +1,9 @@
-import type { ResponseCache } from '../cache/cache.ts';
+import type { HttpCache } from '../cache/cache.ts';
 import { asksPastCache } from '../rest/freshness.ts';
 import type { Layer } from '../rest/types.ts';
 
 export interface AnswerLookupOptions {
-  cache: Pick<ResponseCache, 'lookup' | 'remember'>;
+  cache: Pick<HttpCache, 'lookup' | 'remember'>;
   /** Told about each call answered here. */
   onHit?: (() => void) | undefined;
 }
