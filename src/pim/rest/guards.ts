@@ -10,15 +10,16 @@ import { pimError } from './errors.ts';
  * against any future slip. What depends only on the base is worked out once, not per call.
  */
 export function urlChecker(base: URL): (path: string) => string {
+  const { origin } = base;
   const basePath = base.pathname.replace(/\/+$/, '');
-  const root = `${base.origin}${basePath}`;
+  const root = `${origin}${basePath}`;
   const inside = `${basePath}${API_PREFIX}/`;
   return (path) => {
     const raw = `${root}${path}`;
     const url = new URL(raw);
     const query = path.indexOf('?');
     const ok =
-      url.origin === base.origin &&
+      url.origin === origin &&
       url.pathname === `${basePath}${query === -1 ? path : path.slice(0, query)}` &&
       url.pathname.startsWith(inside) &&
       url.hash === '' &&
