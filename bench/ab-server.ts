@@ -1,9 +1,9 @@
 /**
- * The two façades of `bench/ab.ts` in one process, one port each: A from `base` (another checkout, or
- * this one), B from this checkout with `env` added to its settings. Reports `{ urls }` over IPC once
+ * The two façades of `bench/ab.ts` in one process, one port each: A from `base` (another checkout,
+ * `floor` for the plain-Yoga floor, or this checkout), B from this checkout with `env` added to its settings. Reports `{ urls }` over IPC once
  * both listen, then answers each message with the requests each has served and the process's CPU.
  */
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,8 +19,17 @@ async function facade(root: string, extra: Record<string, string>): Promise<Serv
   return createServer(createApp({ ...config, pimBaseUrl: upstreamUrl }, createLogger(config.logLevel)), config.http);
 }
 
+// `floor` as the base: the plain-Yoga floor of bench/floor.ts, with the façade's default 16 upstream connections.
+async function floor(): Promise<Server> {
+  const { createFloor } = await import('./floor.ts');
+  return createHttpServer(createFloor(upstreamUrl, 16));
+}
+
 const here = join(import.meta.dirname, '..');
-const servers = [await facade(base || here, {}), await facade(here, JSON.parse(env) as Record<string, string>)];
+const servers = [
+  await (base === 'floor' ? floor() : facade(base || here, {})),
+  await facade(here, JSON.parse(env) as Record<string, string>),
+];
 const served = servers.map(() => 0);
 const urls = await Promise.all(
   servers.map((server, i) => {
@@ -32,4 +41,5 @@ const urls = await Promise.all(
   }),
 );
 process.send!({ urls });
-process.on('message', () => process.send!({ served, cpu: process.cpuUsage() }));
+// The whole process's CPU, and the main thread's alone: the rest is V8's helper threads (GC) and libuv's.
+process.on('message', () => process.send!({ served, cpu: process.cpuUsage(), main: process.threadCpuUsage() }));

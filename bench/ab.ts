@@ -1,11 +1,13 @@
 /**
- * `npm run bench:ab -- [--base DIR] [--env '{"NAME":"value"}'] [--rounds 8] [--connections 200] [--mix distinct|browsing]`
+ * `npm run bench:ab -- [--base DIR|floor] [--env '{"NAME":"value"}'] [--rounds 8] [--connections 200] [--mix distinct|browsing]`
  *
  * CPU per request of two façades in ONE process, interleaved: A is the checkout at `--base` (with its
- * own node_modules), or this one; B is this checkout with `--env` added to its settings. Two processes
+ * own node_modules), the plain-Yoga floor (`--base floor`), or this one; B is this checkout with
+ * `--env` added to its settings. Two processes
  * of the same façade differ by 10-30 % on a shared machine, one process by about 5 %: this is the
  * way to tell whether a change, or a setting, saves a few percent. Prints each side's median over
- * the rounds and B/A.
+ * the rounds and B/A, for the whole process and for the main thread alone (the difference is V8's
+ * GC helper threads and libuv's pool).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,7 +27,7 @@ const { values } = parseArgs({
   },
 });
 const upstream = await startServer('upstream');
-const base = values.base && resolve(values.base);
+const base = values.base === 'floor' ? 'floor' : values.base && resolve(values.base);
 // No loader flags: the façades run on Node's type stripping, as `npm start` runs them.
 const child = fork(new URL('./ab-server.ts', import.meta.url).pathname, [upstream.url, base, values.env], {
   execArgv: [],
@@ -35,7 +37,7 @@ try {
   const [{ urls }] = (await once(child, 'message')) as [{ urls: string[] }];
   const stats = async () => {
     child.send('stats');
-    return ((await once(child, 'message')) as [{ served: number[]; cpu: NodeJS.CpuUsage }])[0];
+    return ((await once(child, 'message')) as [{ served: number[]; cpu: NodeJS.CpuUsage; main: NodeJS.CpuUsage }])[0];
   };
   const options = (url: string) => ({
     url: `${url}/graphql`,
@@ -46,21 +48,28 @@ try {
   });
   for (const url of urls) await load({ ...options(url), duration: 3 }, false);
   const cpu: number[][] = [[], []];
+  const main: number[][] = [[], []];
+  const usedBy = (before: NodeJS.CpuUsage, after: NodeJS.CpuUsage) =>
+    after.user + after.system - before.user - before.system;
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const side of round % 2 ? [1, 0] : [0, 1]) {
       await load({ ...options(urls[side]!), duration: 0.5 }, false);
       const before = await stats();
       await load({ ...options(urls[side]!), duration: 2 }, false);
       const after = await stats();
-      const used = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
-      cpu[side]!.push(used / (after.served[side]! - before.served[side]!));
+      const served = after.served[side]! - before.served[side]!;
+      cpu[side]!.push(usedBy(before.cpu, after.cpu) / served);
+      main[side]!.push(usedBy(before.main, after.main) / served);
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const [a, b] = cpu.map(median) as [number, number];
-  console.log(`A (${base || 'this checkout'}): ${a.toFixed(0)} µs/request; rounds ${cpu[0]!.map(Math.round).join(' ')}`);
-  console.log(`B (this checkout, ${values.env}): ${b.toFixed(0)} µs/request; rounds ${cpu[1]!.map(Math.round).join(' ')}`);
-  console.log(`B/A ${(b / a).toFixed(2)}`);
+  const [mainA, mainB] = main.map(median) as [number, number];
+  const line = (side: number, a: number, mainA: number) =>
+    `${a.toFixed(0)} µs/request (main thread ${mainA.toFixed(0)}); rounds ${cpu[side]!.map(Math.round).join(' ')}`;
+  console.log(`A (${base || 'this checkout'}): ${line(0, a, mainA)}`);
+  console.log(`B (this checkout, ${values.env}): ${line(1, b, mainB)}`);
+  console.log(`B/A ${(b / a).toFixed(2)} (main thread ${(mainB / mainA).toFixed(2)})`);
 } finally {
   child.kill();
   await upstream.stop();

@@ -1,0 +1,93 @@
+/**
+ * `npm run bench:rss [-- --seconds 15 --connections 200]`: the production start's peak RSS under load.
+ * Runs `node src/main.ts` with the image's own environment (read from the Dockerfile's ENV, so the
+ * figure follows the image: heap flags, glibc arenas, cache budgets) against the bench upstream,
+ * drives it with distinct ids, then with the browsing mix, and prints VmHWM after each phase.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { load, startServer } from './load.ts';
+import { freshId, withVariables, zipfId } from './scenarios.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '200' },
+    json: { type: 'boolean', default: false },
+    // Another NODE_OPTIONS than the image's, to try heap flags against the same load.
+    'node-options': { type: 'string' },
+  },
+});
+
+/** The Dockerfile's `ENV` lines of its last stage, as a map (quotes dropped, `\` continuations joined). */
+export function imageEnv(dockerfile: string): Record<string, string> {
+  const stage = dockerfile.split(/^FROM .*$/m).at(-1)!;
+  const block = /^ENV ((?:.*\\\n)*.*)$/m.exec(stage)?.[1] ?? '';
+  const pairs = block.replace(/\\\n/g, ' ').matchAll(/([A-Z_][A-Z0-9_]*)=("[^"]*"|\S+)/g);
+  return Object.fromEntries([...pairs].map(([, name, value]) => [name!, value!.replace(/^"|"$/g, '')]));
+}
+
+const root = new URL('../', import.meta.url);
+const env = imageEnv(readFileSync(new URL('Dockerfile', root), 'utf8'));
+if (values['node-options'] !== undefined) env.NODE_OPTIONS = values['node-options'];
+const upstream = await startServer('upstream');
+const child = spawn(process.execPath, ['src/main.ts'], {
+  cwd: root.pathname,
+  env: { PATH: process.env.PATH, ...env, PORT: '0', HOST: '127.0.0.1', PIM_BASE_URL: upstream.url, LOG_LEVEL: 'info' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+// utime + stime of the server process, in µs (clock ticks are 10 ms on Linux).
+const cpuUs = () => {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+const hwmMb = () => {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  return Math.round(Number(/^VmHWM:\s+(\d+)/m.exec(status)![1]) / 1024);
+};
+try {
+  // The first log line that names the port; every later line is read and dropped, as a log shipper would.
+  let port = '';
+  child.stdout.setEncoding('utf8');
+  for await (const chunk of child.stdout) {
+    port = /ready at http:\/\/localhost:(\d+)/.exec(chunk as string)?.[1] ?? '';
+    if (port) break;
+  }
+  child.stdout.resume();
+  if (!port) throw new Error('the server did not start');
+  const run = async (next: () => string, seconds: number) => {
+    const cpu = cpuUs();
+    const result = await load({
+      url: `http://127.0.0.1:${port}/graphql`,
+      method: 'POST',
+      body: () => withVariables(next(), 10),
+      headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
+      connections: Number(values.connections),
+      duration: seconds,
+    });
+    return { ...result, cpuUsPerRequest: Math.round((cpuUs() - cpu) / result.requests) };
+  };
+  const seconds = Number(values.seconds);
+  const figures = { idleMb: hwmMb(), distinct: {}, browsing: {} };
+  const distinct = await run(freshId, seconds);
+  figures.distinct = {
+    peakMb: hwmMb(),
+    rps: Math.round(distinct.rps),
+    cpuUs: distinct.cpuUsPerRequest,
+    failures: distinct.failures,
+  };
+  const browsing = await run(zipfId, seconds);
+  figures.browsing = {
+    peakMb: hwmMb(),
+    rps: Math.round(browsing.rps),
+    cpuUs: browsing.cpuUsPerRequest,
+    failures: browsing.failures,
+  };
+  console.log(values.json ? JSON.stringify(figures) : figures);
+} finally {
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+  await upstream.stop();
+}
