@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { imageEnv } from '../deploy/image/env.ts';
 import { load, startServer } from './load.ts';
 import { freshId, withVariables, zipfId } from './scenarios.ts';
 
@@ -20,14 +21,6 @@ const { values } = parseArgs({
     'node-options': { type: 'string' },
   },
 });
-
-/** The Dockerfile's `ENV` lines of its last stage, as a map (quotes dropped, `\` continuations joined). */
-export function imageEnv(dockerfile: string): Record<string, string> {
-  const stage = dockerfile.split(/^FROM .*$/m).at(-1)!;
-  const block = /^ENV ((?:.*\\\n)*.*)$/m.exec(stage)?.[1] ?? '';
-  const pairs = block.replace(/\\\n/g, ' ').matchAll(/([A-Z_][A-Z0-9_]*)=("[^"]*"|\S+)/g);
-  return Object.fromEntries([...pairs].map(([, name, value]) => [name!, value!.replace(/^"|"$/g, '')]));
-}
 
 const root = new URL('../', import.meta.url);
 const env = imageEnv(readFileSync(new URL('Dockerfile', root), 'utf8'));

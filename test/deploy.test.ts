@@ -7,6 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { composeSupergraph } from '../deploy/compose/compose-supergraph.ts';
+import { imageEnv } from '../deploy/image/env.ts';
 import { startFacade } from './helpers/facade.ts';
 import { startUpstream } from './helpers/upstream.ts';
 
@@ -109,9 +110,9 @@ describe('Kubernetes manifests', () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
     expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
     expect(container.resources.limits.memory).toMatch(/^\d+Mi$/);
-    const image = read('Dockerfile');
-    expect(envOf(container.env).NODE_OPTIONS).toBe(image.match(/NODE_OPTIONS="([^"]+)"/)![1]);
-    expect(envOf(container.env).MALLOC_ARENA_MAX).toBe(image.match(/MALLOC_ARENA_MAX=(\d+)/)![1]);
+    const image = imageEnv(read('Dockerfile'));
+    expect(envOf(container.env).NODE_OPTIONS).toBe(image.NODE_OPTIONS);
+    expect(envOf(container.env).MALLOC_ARENA_MAX).toBe(image.MALLOC_ARENA_MAX);
   });
 
   // The caches keep their entries on the heap (the HTTP cache's in Redis here): full, with the upstream
@@ -123,14 +124,14 @@ describe('Kubernetes manifests', () => {
     const held = [pim.cache && pim.cache.maxBytes, pim.stale.maxBytes, responseCache && responseCache.maxBytes];
     const total = held.reduce<number>((sum, bytes) => sum + (bytes || 0), pim.byteLimits.maxInflightBytes);
     expect(total / 2 ** 20).toBeLessThanOrEqual(oldSpaceMiB / 2);
-    const image = read('Dockerfile');
+    const image = imageEnv(read('Dockerfile'));
     for (const name of [
       'PIM_CACHE_MAX_BYTES',
       'PIM_STALE_MAX_BYTES',
       'RESPONSE_CACHE_MAX_BYTES',
       'PIM_MAX_INFLIGHT_BYTES',
     ]) {
-      expect([name, env[name]]).toEqual([name, image.match(new RegExp(`${name}=(\\d+)`))?.[1]]);
+      expect([name, env[name]]).toEqual([name, image[name]]);
     }
   });
 

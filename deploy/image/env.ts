@@ -1,0 +1,14 @@
+/**
+ * The environment a Dockerfile's last stage sets with `ENV NAME=value ...` (continuation lines
+ * joined, quotes dropped): what the image runs with, read by the deploy tests and `npm run bench:rss`.
+ */
+export function imageEnv(dockerfile: string): Record<string, string> {
+  const stage = dockerfile.split(/^FROM .*$/m).at(-1)!;
+  const env: Record<string, string> = {};
+  for (const [, block] of stage.matchAll(/^ENV ((?:.*\\\n)*.*)$/gm)) {
+    for (const [, name, value] of block!.replace(/\\\n/g, ' ').matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S+)/g)) {
+      env[name!] = value!.replace(/^"|"$/g, '');
+    }
+  }
+  return env;
+}
