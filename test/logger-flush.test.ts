@@ -1,10 +1,12 @@
 import { once, type EventEmitter } from 'node:events';
-import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { constants, createReadStream, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { symbols } from 'pino';
 import { expect, it, onTestFinished, vi } from 'vitest';
-import { createLogger } from '../src/logger.ts';
+import { createLogger, droppedLogLines } from '../src/logger.ts';
+import { createMetrics } from '../src/observability/metrics.ts';
 
 // The logger buffers lines and flushes them every second; createLogger's interval is faked so a test sets the pace.
 function bufferedLogger() {
@@ -38,4 +40,31 @@ it('adds no listener per flush while a write is still under way (a busy stream n
   vi.advanceTimersByTime(20_000);
   expect(stream.listenerCount('drain')).toBe(before.drain);
   expect(stream.listenerCount('error')).toBe(before.error);
+});
+
+it('drops lines, and counts them, once 8 MiB wait for a stdout nobody reads, instead of holding them all', async () => {
+  // A FIFO opened for reading and writing, never read: the first 64 KB fill it, then every write would wait.
+  const fifo = join(mkdtempSync(join(tmpdir(), 'log-')), 'stalled');
+  execFileSync('mkfifo', [fifo]);
+  const logger = createLogger('info', { fd: openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK) });
+  const stream = (logger as unknown as Record<symbol, EventEmitter & { end(): void }>)[symbols.streamSym]!;
+  // Someone reads at last: what waited is written, and the stream closes its end of the FIFO.
+  onTestFinished(async () => {
+    const reader = createReadStream(fifo).resume();
+    const closed = once(stream, 'close');
+    stream.end();
+    await closed;
+    reader.destroy();
+  });
+  let dropped = 0;
+  stream.on('drop', () => dropped++);
+  const before = droppedLogLines();
+  // 16 MiB of lines of about 1 KB, written while the stream is stuck.
+  for (let i = 0; i < 16 * 1024; i++) logger.info({ i }, 'x'.repeat(1_000));
+  expect(dropped).toBeGreaterThan(6 * 1024);
+  expect(dropped).toBeLessThan(10 * 1024);
+  expect(droppedLogLines() - before).toBe(dropped);
+  // Prometheus sees them on every app's registry.
+  const scrape = await createMetrics().registry.metrics();
+  expect(scrape).toMatch(new RegExp(`^log_lines_dropped_total ${droppedLogLines()}$`, 'm'));
 });

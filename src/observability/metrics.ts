@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { droppedLogLines } from '../logger.ts';
 import { breakerStateNames } from '../pim/steps/breaker.ts';
 import type { UpstreamStatus } from '../pim/rest/types.ts';
 
@@ -26,6 +27,7 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
     new Counter({ name, help, labelNames, registers });
   const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new Histogram({ name, help, labelNames, buckets, registers });
+  let logLinesSeen = 0;
   return {
     registry,
     operations: counter('graphql_operations_total', 'GraphQL operations executed, by type and name.', [
@@ -91,6 +93,17 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
       'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq, stale).',
       ['store'],
     ),
+    logLinesDropped: new Counter({
+      name: 'log_lines_dropped_total',
+      help: 'Log lines dropped because stdout did not take them and 8 MiB were already waiting.',
+      registers,
+      // Counted by the logger for the whole process; each registry adds what it has not seen yet.
+      collect() {
+        const dropped = droppedLogLines();
+        this.inc(dropped - logLinesSeen);
+        logLinesSeen = dropped;
+      },
+    }),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
       help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',
