@@ -21,7 +21,10 @@ export const droppedLogLines = () => droppedLines;
 
 export interface LoggerOptions {
   pretty?: boolean;
-  /** Where the JSON lines go: stdout unless told. */
+  /**
+   * Where the JSON lines go. Unset: stdout, through `process.stdout`, which makes a pipe non-blocking,
+   * so a write to a stalled log collector is retried rather than holding a libuv thread.
+   */
   fd?: number;
 }
 
@@ -30,24 +33,23 @@ export interface LoggerOptions {
  * at the latest a second later, and flushed synchronously when the process exits. With `pretty`
  * (development) at a terminal, lines a person reads instead, through pino-pretty where installed.
  */
-export function createLogger(level: string, { pretty = false, fd = 1 }: LoggerOptions = {}): Logger {
+export function createLogger(level: string, { pretty = false, fd }: LoggerOptions = {}): Logger {
   const options = { level, redact: { paths: redact, censor: '[redacted]' } };
   // pino-pretty is a development dependency: a production install has none, and logs JSON.
   if (pretty && process.stdout.isTTY && isInstalled('pino-pretty')) {
     return pino({ ...options, transport: { target: 'pino-pretty' } });
   }
   // One write per request line was a syscall and a thread-pool hop each: most of the log line's cost.
-  const destination = pino.destination({ dest: fd, sync: false, minLength: 4_096, maxLength: MAX_WAITING_LOG_BYTES });
+  // sonic-boom's own periodic flush passes no callback, so it adds no listener: a callback would wait
+  // for 'drain', which a stream busy for ten seconds never emits (Node then warns of a leak).
+  const destination = pino.destination({
+    dest: fd ?? process.stdout.fd,
+    sync: false,
+    minLength: 4_096,
+    periodicFlush: 1_000,
+    maxLength: MAX_WAITING_LOG_BYTES,
+  });
   destination.on('drop', () => void droppedLines++);
-  // Without a callback: each callback waits for 'drain' with two listeners, and a stream busy for ten
-  // seconds never drains (Node warns of a leak); it also fsyncs stdout. A write under way flushes anyway.
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // Thrown only once the stream is destroyed (stdout gone): nothing is left to flush to.
-    }
-  }, 1_000).unref();
   return pino(options, destination);
 }
 

@@ -1,3 +1,4 @@
+import { constants, readFileSync } from 'node:fs';
 import { expect, it, onTestFinished } from 'vitest';
 import { startProcess } from './helpers/process.ts';
 
@@ -22,4 +23,15 @@ it('logs lines a person reads at a terminal in development', async () => {
 it.each(['production', 'test'])('logs JSON when NODE_ENV=%s, even at a terminal', async (nodeEnv) => {
   const line = await readyLineAtTerminal({ NODE_ENV: nodeEnv, PIM_DEMO: 'true' });
   expect(JSON.parse(line)).toMatchObject({ level: 30, msg: expect.stringMatching(/^GraphQL server ready/) });
+});
+
+// A pipe left blocking would make each write to a stalled log collector hold one of libuv's four threads.
+it('writes its log lines to a stdout pipe it has made non-blocking', async () => {
+  const server = startProcess(process.execPath, ['src/main.ts'], {
+    env: { ...serverEnv, NODE_ENV: 'production', PIM_DEMO: 'true' },
+  });
+  onTestFinished(() => server.kill());
+  await server.waitFor(/GraphQL server ready/);
+  const flags = /^flags:\s+(\d+)$/m.exec(readFileSync(`/proc/${server.child.pid}/fdinfo/1`, 'utf8'))![1]!;
+  expect(parseInt(flags, 8) & constants.O_NONBLOCK).toBe(constants.O_NONBLOCK);
 });
