@@ -15,10 +15,11 @@ RUN --mount=type=secret,id=npm-ca \
  && rm -rf /root/.npm
 
 FROM ${NODE_BASE}
-# Heap sizes and glibc arenas measured by `npm run bench` to keep RSS near 250 MB at 200 connections
-# (bench/README.md); the caches, the upstream bytes held at once and the log lines a stalled stdout
-# leaves waiting fill at most half the old space (32 + 32 + 16 + 16 + 8 MiB); the memory limit is in
-# deploy/kubernetes/deployment.yaml (docs/deploying.md).
+# Heap sizes and glibc arenas measured by `npm run bench` and `npm run bench:rss` (bench/README.md): at
+# 200 connections RSS peaks at 239-244 MiB on distinct ids, 269-295 MiB on the browsing mix. The caches,
+# the upstream bytes held at once and the log lines a stalled stdout leaves waiting fill at most half the
+# old space (32 + 32 + 16 + 16 + 8 MiB); the memory limit is in deploy/kubernetes/deployment.yaml
+# (docs/deploying.md).
 ENV NODE_ENV=production \
     NODE_OPTIONS="--max-semi-space-size=32 --max-old-space-size=256" \
     MALLOC_ARENA_MAX=2 \

@@ -1,12 +1,16 @@
 /**
- * `npm run bench:rss [-- --seconds 15 --connections 200]`: the production start's peak RSS under load.
+ * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options '…']`: the production start's
+ * peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap flags than the image's.
  * Runs `node src/main.ts` with the image's own environment (read from the Dockerfile's ENV, so the
  * figure follows the image: heap flags, glibc arenas, cache budgets) against the bench upstream,
  * drives it with distinct ids, then with the browsing mix, and prints VmHWM after each phase.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { imageEnv } from '../deploy/image/env.ts';
 import { load, startServer } from './load.ts';
@@ -26,29 +30,31 @@ const root = new URL('../', import.meta.url);
 const env = imageEnv(readFileSync(new URL('Dockerfile', root), 'utf8'));
 if (values['node-options'] !== undefined) env.NODE_OPTIONS = values['node-options'];
 const upstream = await startServer('upstream');
+// The log lines go to a file, which takes them as fast as a log shipper that keeps up: through a pipe
+// this process read while it drove the load, they waited in the server's memory.
+const logDir = mkdtempSync(join(tmpdir(), 'bench-rss-'));
+const logFile = join(logDir, 'stdout.log');
 const child = spawn(process.execPath, ['src/main.ts'], {
   cwd: root.pathname,
   env: { PATH: process.env.PATH, ...env, PORT: '0', HOST: '127.0.0.1', PIM_BASE_URL: upstream.url, LOG_LEVEL: 'info' },
-  stdio: ['ignore', 'pipe', 'inherit'],
+  stdio: ['ignore', openSync(logFile, 'w'), 'inherit'],
 });
 // utime + stime of the server process, in µs (clock ticks are 10 ms on Linux).
 const cpuUs = () => {
   const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
-const hwmMb = () => {
+// VmHWM is in kB: the figures are MiB.
+const hwmMiB = () => {
   const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
   return Math.round(Number(/^VmHWM:\s+(\d+)/m.exec(status)![1]) / 1024);
 };
 try {
-  // The first log line that names the port; every later line is read and dropped, as a log shipper would.
   let port = '';
-  child.stdout.setEncoding('utf8');
-  for await (const chunk of child.stdout) {
-    port = /ready at http:\/\/localhost:(\d+)/.exec(chunk as string)?.[1] ?? '';
-    if (port) break;
+  for (let tries = 0; !port && tries < 300 && child.exitCode === null; tries++) {
+    await setTimeout(100);
+    port = /ready at http:\/\/localhost:(\d+)/.exec(readFileSync(logFile, 'utf8'))?.[1] ?? '';
   }
-  child.stdout.resume();
   if (!port) throw new Error('the server did not start');
   const run = async (next: () => string, seconds: number) => {
     const cpu = cpuUs();
@@ -63,24 +69,26 @@ try {
     return { ...result, cpuUsPerRequest: Math.round((cpuUs() - cpu) / result.requests) };
   };
   const seconds = Number(values.seconds);
-  const figures = { idleMb: hwmMb(), distinct: {}, browsing: {} };
+  const figures = { idleMiB: hwmMiB(), distinct: {}, browsing: {}, logMiB: 0 };
   const distinct = await run(freshId, seconds);
   figures.distinct = {
-    peakMb: hwmMb(),
+    peakMiB: hwmMiB(),
     rps: Math.round(distinct.rps),
     cpuUs: distinct.cpuUsPerRequest,
     failures: distinct.failures,
   };
   const browsing = await run(zipfId, seconds);
   figures.browsing = {
-    peakMb: hwmMb(),
+    peakMiB: hwmMiB(),
     rps: Math.round(browsing.rps),
     cpuUs: browsing.cpuUsPerRequest,
     failures: browsing.failures,
   };
+  figures.logMiB = Math.round(statSync(logFile).size / 2 ** 20);
   console.log(values.json ? JSON.stringify(figures) : figures);
 } finally {
   child.kill('SIGTERM');
   await once(child, 'exit');
   await upstream.stop();
+  rmSync(logDir, { recursive: true, force: true });
 }
