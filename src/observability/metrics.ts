@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { droppedLogLines } from '../logger.ts';
+import { droppedLogLines, MAX_WAITING_LOG_BYTES } from '../logger.ts';
 import { breakerStateNames } from '../pim/steps/breaker.ts';
 import type { UpstreamStatus } from '../pim/rest/types.ts';
 
@@ -30,6 +30,8 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
   let logLinesSeen = 0;
   return {
     registry,
+    /** The registry in Prometheus text format, for /metrics and for a listener of its own (METRICS_PORT). */
+    scrape: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     operations: counter('graphql_operations_total', 'GraphQL operations executed, by type and name.', [
       'operation_type',
       'operation_name',
@@ -95,7 +97,7 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
     ),
     logLinesDropped: new Counter({
       name: 'log_lines_dropped_total',
-      help: 'Log lines dropped because stdout did not take them and 8 MiB were already waiting.',
+      help: `Log lines dropped because stdout did not take them and ${MAX_WAITING_LOG_BYTES / 2 ** 20} MiB were already waiting.`,
       registers,
       // Counted by the logger for the whole process; each registry adds what it has not seen yet.
       collect() {

@@ -78,7 +78,7 @@ export function createObservability({
   const tracer = provider?.getTracer('pim-graphql-facade');
   return {
     metrics,
-    scrape: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    scrape: metrics.scrape,
     plugins: [
       useRequestLog({ logger }),
       useMetrics({ metrics, path: metricsPort === undefined && metricsPath, operationNames }),

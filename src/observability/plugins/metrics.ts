@@ -1,10 +1,11 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
 import { describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
 
 /** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
 export interface OperationMetrics {
-  registry: Registry;
+  /** The registry in Prometheus text format. */
+  scrape(): Promise<{ contentType: string; body: string }>;
   operations: Counter<'operation_type' | 'operation_name'>;
   operationDuration: Histogram<'operation_type' | 'operation_name'>;
   errors: Counter<'code'>;
@@ -59,11 +60,10 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
     // Synchronous for every other path: a GraphQL request goes on without a promise.
     onRequest({ url, request, endResponse, fetchAPI }) {
       if (path === false || url.pathname !== path || request.method !== 'GET') return;
-      const { registry } = metrics;
-      return registry
-        .metrics()
-        .then((body) =>
-          endResponse(new fetchAPI.Response(body, { headers: { 'content-type': registry.contentType } })),
+      return metrics
+        .scrape()
+        .then(({ contentType, body }) =>
+          endResponse(new fetchAPI.Response(body, { headers: { 'content-type': contentType } })),
         );
     },
     onExecute({ args }) {
