@@ -15,6 +15,8 @@ const redact = [
 // 40,000 request lines, 8 s of them at 5,000 requests a second.
 export const MAX_WAITING_LOG_BYTES = 8 * 1024 * 1024;
 let droppedLines = 0;
+// Each logger's own destination, for endLogs: pino keeps it under a symbol of its own.
+const destinations = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
 
 /** Lines this process's loggers dropped because stdout did not keep up; read at each scrape. */
 export const droppedLogLines = () => droppedLines;
@@ -50,7 +52,29 @@ export function createLogger(level: string, { pretty = false, fd }: LoggerOption
     maxLength: MAX_WAITING_LOG_BYTES,
   });
   destination.on('drop', () => void droppedLines++);
-  return pino(options, destination);
+  const logger = pino(options, destination);
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/**
+ * Writes the lines still waiting, for at most `timeoutMs`, then gives up on the rest: call it before
+ * `process.exit`. pino's own flush at exit retries a stdout that takes nothing (a stalled log collector)
+ * for ever, and the process with it; a destroyed destination is skipped there.
+ */
+export function endLogs(logger: Logger, timeoutMs: number): Promise<void> {
+  const destination = destinations.get(logger);
+  if (!destination) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      destination.destroy();
+      resolve();
+    }, timeoutMs);
+    destination.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 function isInstalled(name: string): boolean {

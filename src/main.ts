@@ -5,9 +5,11 @@ import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createMetricsServer } from './http/metrics-server.ts';
 import { createServer } from './http/server.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, endLogs } from './logger.ts';
 import { API_PREFIX } from './pim/rest/endpoints.ts';
 
+// How long the lines still waiting at exit may take to be written.
+const LAST_LINES_MS = 1_500;
 const config = orExit(() => loadConfig());
 const logger = createLogger(config.logLevel, { pretty: config.development });
 for (const line of config.deprecations) logger.warn(line);
@@ -37,13 +39,20 @@ if (metrics) {
 /** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0. */
 async function shutdown(signal: string): Promise<void> {
   logger.info(`${signal} received, shutting down`);
-  // A pool or cache that will not close must not keep the process from exiting.
-  setTimeout(() => process.exit(1), config.http.shutdownGraceMs + 5_000).unref();
+  // A pool or cache that will not close must not keep the process from exiting: 5 s past the grace at most,
+  // the last lines' time included (deploy/kubernetes/deployment.yaml counts on it).
+  setTimeout(() => void exit(1), config.http.shutdownGraceMs + 5_000 - LAST_LINES_MS).unref();
   metrics?.close();
   metrics?.closeAllConnections();
   await server.shutdown();
   await demo?.close();
-  process.exit(0);
+  await exit(0);
+}
+
+/** Exits once the log lines still waiting are written, or once LAST_LINES_MS have passed if stdout takes none. */
+async function exit(code: number): Promise<never> {
+  await endLogs(logger, LAST_LINES_MS);
+  process.exit(code);
 }
 
 /** Runs a start-up step; a ConfigError stops the process with its one line, anything else throws. */
