@@ -38,8 +38,10 @@ export interface FacadeServer extends Server {
   shutdown(): Promise<void>;
 }
 
-// A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2).
+// A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2),
+// that the WHATWG URL parser Yoga builds the request's URL with also takes (no port past 65535, no bad literal).
 const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://${host}`);
 
 /**
  * The node:http server around the app: hardened timeouts and sizes, a request body limit,
@@ -81,7 +83,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // A client told to close opens no further request here, so none is cut at the end of the grace.
       if (closing) res.setHeader('connection', 'close');
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
-      if (!hostPattern.test(req.headers.host ?? 'localhost')) {
+      if (!isHost(req.headers.host ?? 'localhost')) {
         return void send(res, 400, { errors: [{ message: messages[400] }] }, true);
       }
       // Checked before any route: a body Node would read and throw away is read all the same.
