@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 /**
+ * Refuses a GET whose `variables` or `extensions` are not JSON with a 400, as Yoga does a POST body.
  * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
  * other refusal has: 404 for a path that is not the GraphQL endpoint, 406 for an `Accept` no
  * answer can meet, 415 for a POST without a content type Yoga reads, and any other that comes
@@ -12,6 +13,20 @@ export function useRefusalMessages(): Plugin {
   return {
     onYogaInit({ yoga }) {
       endpoint = yoga.graphqlEndpoint;
+    },
+    // Yoga's GET parser lets JSON.parse throw on `variables` or `extensions`, which it then answers as a 500.
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (request.method !== 'GET' || !requestParser) return;
+      setRequestParser((req) => {
+        try {
+          return requestParser(req);
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          throw createGraphQLError('The variables or extensions parameter of this GET request is not valid JSON.', {
+            extensions: { http: { status: 400 }, code: 'BAD_REQUEST' },
+          });
+        }
+      });
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
       if (response.status < 400 || response.body !== null || response.headers.has('content-type')) return;

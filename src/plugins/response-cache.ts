@@ -70,14 +70,17 @@ export function createResponseCache({
   credentials,
   partition,
 }: ResponseCacheOptions): ResponseCache {
-  const keyOf = (params: GraphQLParams, headers: Headers) =>
-    [
-      // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
-      partition(credentials.headers(headers)),
-      params.operationName ?? '',
-      JSON.stringify(params.variables ?? null),
-      params.query,
-    ].join('\n');
+  // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
+  const keyOf = (params: GraphQLParams, headers: Headers) => {
+    let variables: string;
+    try {
+      variables = JSON.stringify(params.variables ?? null);
+    } catch {
+      return undefined;
+    }
+    // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
+    return [partition(credentials.headers(headers)), params.operationName ?? '', variables, params.query].join('\n');
+  };
   const entries = new LRUCache<string, Entry>({ maxSize: maxBytes });
   // Bumped by every invalidation: a result executed before one may hold data it ended.
   let generation = 0;
@@ -88,8 +91,8 @@ export function createResponseCache({
     onParams({ params, request, context, setParamsHandler }) {
       if (params.query === undefined) return;
       const marks = context as Marks;
-      marks[KEY] = keyOf(params, request.headers);
-      const entry = asksPastCache(request.headers) ? undefined : entries.get(marks[KEY]);
+      const key = (marks[KEY] = keyOf(params, request.headers));
+      const entry = key === undefined || asksPastCache(request.headers) ? undefined : entries.get(key);
       if (!entry) return;
       // Yoga's own handler without validation and context: the execute hooks run, then onExecute answers.
       // The document comes from Yoga's parser cache (an entry holding it would keep 70 bytes a character).

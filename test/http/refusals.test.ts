@@ -174,6 +174,8 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   ['a path that is not served', 404, () => viaFetch('/nothing')],
   ['GET without a query', 400, () => viaFetch('/graphql')],
   ['POST with invalid JSON', 400, () => viaFetch('/graphql', { method: 'POST', headers: json, body: '{' })],
+  ['GET with variables that are not JSON', 400, () => viaFetch(`/graphql?query=${query}&variables=%7Bbad`)],
+  ['GET with extensions that are not JSON', 400, () => viaFetch(`/graphql?query=${query}&extensions=%7Bbad`)],
   ['a Host that is not a host', 400, () => viaSocket('GET /health HTTP/1.1\r\nHost: a b\r\n\r\n')],
   ['a chunked body', 411, () => viaSocket('POST /graphql HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n')],
   [
@@ -218,5 +220,18 @@ describe('a refusal that names what the client sent', () => {
     const refusal = await send();
     expect(refusal.status).toBe(Number(status));
     expect(String(refusal.message).length).toBeLessThan(300);
+  });
+});
+
+// JSON.parse takes any depth, JSON.stringify does not: the result cache's key once threw with it (a 500).
+describe('variables nested 5,000 deep', () => {
+  it('are answered as any unused variable is, not with a 500', async () => {
+    const answer = await fixture.facade.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"query":"{ __typename }","variables":{"x":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ data: { __typename: 'Query' } });
   });
 });
