@@ -100,6 +100,7 @@ export function createPimApi({
   const call = (operation: OperationName) => async (args: PimArgs, at?: FieldPath) => {
     try {
       const answer = await load(operation, args);
+      bytes.send(answer.size);
       record(answer.freshness);
       if (answer.stale) staleFields.push({ path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason });
       return answer.body;

@@ -11,8 +11,9 @@ interface Entry {
   /** What the stored response's headers said when the HTTP cache served it, at `at` (epoch ms). */
   freshness: Freshness;
   at: number;
-  /** The parsed, frozen body; absent until the client hands it over. */
+  /** The parsed, frozen body and its JSON text's length; absent until the client hands them over. */
   body?: unknown;
+  size?: number;
 }
 
 /**
@@ -57,12 +58,13 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
     lookup(key, headers) {
       const entry = answers.get(key);
       if (!usable(entry, headers) || entry.body === undefined) return undefined;
-      return { body: entry.body, freshness: aged(entry.freshness, Date.now() - entry.at) };
+      return { body: entry.body, size: entry.size!, freshness: aged(entry.freshness, Date.now() - entry.at) };
     },
-    remember(key, headers, { body }) {
+    remember(key, headers, { body, size }) {
       const entry = answers.peek(key);
       if (!usable(entry, headers) || entry.body !== undefined) return;
       entry.body = deepFreeze(body);
+      entry.size = size;
     },
     forget: (key) => void answers.delete(key),
     clear: () => answers.clear(),

@@ -40,7 +40,7 @@ export async function readAnswer(
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
   const age = Number(headers['age']);
   const kept = { text, hints: staleHintsOf(headers['cache-control']), ageS: Number.isFinite(age) ? age : undefined };
-  return { body, freshness: freshnessOf(headers['cache-control'], headers['age']), kept };
+  return { body, size: text.length, freshness: freshnessOf(headers['cache-control'], headers['age']), kept };
 }
 
 const REDACTED = '[redacted]';

@@ -6,6 +6,12 @@ export interface ByteAccount {
   charge(bytes: number, status: number): void;
   /** Gives back bytes of a body that was dropped before it was handed on. */
   refund(bytes: number): void;
+  /**
+   * Counts an answer of `size` the response sends (each field that returns it, however it was got), or
+   * throws UPSTREAM_TOO_LARGE when the response would send more than a request may read: one answer
+   * repeated by aliases or entity representations costs one call and one read, but is written each time.
+   */
+  send(size: number): void;
   /** The request's response is done: its bytes no longer count toward the process cap. */
   release(): void;
 }
@@ -20,7 +26,9 @@ export interface ByteLimitsOptions {
 /**
  * Bounds the memory upstream answers can take: per request, and over all requests at once. Bytes
  * count from the moment they are read until the request's response is done, because the parsed
- * bodies live that long, not just until they are parsed.
+ * bodies live that long, not just until they are parsed. A response that sends more than its
+ * request read (an answer repeated, or served from a cache) holds what it sends: the process counts
+ * the larger of the two for each request.
  */
 export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimitsOptions) {
   let held = 0;
@@ -28,7 +36,24 @@ export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimi
     /** Opens the account of one GraphQL request. */
     open(): ByteAccount {
       let used = 0;
+      let sent = 0;
+      // What this request adds to `held` while open: the larger of `used` and `sent`.
+      let counted = 0;
       let open = true;
+      // Charged after the release, bytes could never be given back: only the request's own cap applies then.
+      const hold = (nextUsed: number, nextSent: number, status?: number) => {
+        const next = Math.max(nextUsed, nextSent);
+        if (!open) return;
+        if (next > counted && held + next - counted > maxInflightBytes) {
+          throw new PimError(
+            'UPSTREAM_TOO_LARGE',
+            'The server holds too much catalog data right now; retry later',
+            status,
+          );
+        }
+        held += next - counted;
+        counted = next;
+      };
       return {
         charge(bytes, status) {
           if (used + bytes > maxRequestBytes) {
@@ -38,24 +63,26 @@ export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimi
               status,
             );
           }
-          if (open && held + bytes > maxInflightBytes) {
-            throw new PimError(
-              'UPSTREAM_TOO_LARGE',
-              'The server holds too much catalog data right now; retry later',
-              status,
-            );
-          }
+          hold(used + bytes, sent, status);
           used += bytes;
-          // Charged after the release, they could never be given back: only the request's own cap applies.
-          if (open) held += bytes;
         },
         refund(bytes) {
           used -= bytes;
-          if (open) held -= bytes;
+          hold(used, sent);
         },
         release() {
-          if (open) held -= used;
+          if (open) held -= counted;
           open = false;
+        },
+        send(size) {
+          if (sent + size > maxRequestBytes) {
+            throw new PimError(
+              'UPSTREAM_TOO_LARGE',
+              `The catalog data this response would send exceeds ${maxRequestBytes} bytes; ask for fewer or smaller pages`,
+            );
+          }
+          hold(used, sent + size);
+          sent += size;
         },
       };
     },

@@ -41,6 +41,8 @@ export interface Staleness {
 /** One upstream answer: the parsed JSON body of a 2xx response and its freshness. */
 export interface Answer {
   body: unknown;
+  /** The length of the body's JSON text: what sending it in a response costs (ByteAccount.send). */
+  size: number;
   freshness: Freshness;
   /** Set by the reader of a fresh response; absent on answers served again. */
   kept?: Keepable | undefined;

@@ -93,7 +93,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         const answer = await next(request, call);
         if (!own) keep(key, answer);
         onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
-        return { body: answer.body, freshness: answer.freshness };
+        return { body: answer.body, size: answer.size, freshness: answer.freshness };
       } catch (error) {
         if (own || !isOutage(error)) throw error;
         const found = await store.find(key);
@@ -142,5 +142,5 @@ function served(
 ): Answer {
   onOutcome?.('stale', reason);
   const ageS = Math.max(0, Math.floor((Date.now() - entry.storedAt) / 1_000));
-  return { body: JSON.parse(entry.text), freshness: NOT_FRESH, stale: { ageS, reason } };
+  return { body: JSON.parse(entry.text), size: entry.text.length, freshness: NOT_FRESH, stale: { ageS, reason } };
 }
