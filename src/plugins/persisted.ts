@@ -31,6 +31,10 @@ interface RegistrationContext {
   apqRegistration?: { hash: string; document: string };
 }
 
+const notAnOperation = () =>
+  createGraphQLError('Each operation of a batch must be a JSON object', {
+    extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+  });
 const noQuery = { message: 'Must provide query string.', extensions: { code: 'BAD_REQUEST', http: { status: 400 } } };
 
 /** `extensions.persistedQuery.sha256Hash` as Apollo's and urql's APQ send it (version 1). */
@@ -80,6 +84,8 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
     },
     // Runs before the lookup above (envelop adds a plugin right after its parent): it sees the request as sent.
     onParams({ params, context }) {
+      // Yoga checks an operation's shape only after these hooks; a batch item may be anything JSON allows.
+      if (typeof params !== 'object' || params === null || Array.isArray(params)) throw notAnOperation();
       const claimed = apqHash(params);
       if (params.query === undefined || claimed === undefined) return;
       const hash = sha256Hex(params.query);

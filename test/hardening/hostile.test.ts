@@ -202,6 +202,16 @@ const rows: Row[] = [
     0,
   ],
   [
+    'batch with an item that is not an object',
+    () => postJson('[null, { "query": "{ __typename }" }]'),
+    200,
+    (o) => {
+      expect(o.body[0].errors[0].extensions.code).toBe('BAD_REQUEST');
+      expect(o.body[1]).toEqual({ data: { __typename: 'Query' } });
+    },
+    0,
+  ],
+  [
     'batch when batching is off (the default)',
     () => postJson(JSON.stringify(Array(2).fill({ query: '{ __typename }' })), loose),
     400,
