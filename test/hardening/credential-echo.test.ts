@@ -21,7 +21,11 @@ beforeAll(async () => {
     const status = Number(/status-(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
     const echoed = `key ${req.headers['x-api-key']} auth ${req.headers.authorization}`;
     res.writeHead(status, { 'content-type': 'application/json', 'x-echo': echoed.replace(/[^\x20-\x7e]/g, '') });
-    res.end(JSON.stringify({ status, error: `No catalog for ${echoed}`, data: [{ echoed }] }));
+    const body = JSON.stringify({ status, error: `No catalog for ${echoed}`, data: [{ echoed }] });
+    // As Gson writes `=` and other characters by default: \u escapes, the same JSON once parsed.
+    const escape = (text: string) =>
+      text.replace(/[^a-z ]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    res.end(req.url?.includes('escaped') ? body.replaceAll(echoed, escape(echoed)) : body);
   });
   facade = await startFacade(
     upstream.url,
@@ -73,5 +77,18 @@ describe('credentials that overlap', () => {
     expect(text).not.toContain(short);
     expect(text).not.toContain('TAIL789');
     expect(text).toContain('"echoed":"key [redacted] auth [redacted]"');
+  });
+});
+
+describe('an upstream that echoes credentials in \\u escapes', () => {
+  it('never hands them to a response either', async () => {
+    const answer = await facade.post(
+      '{ a: classificationGroups(classificationId: "escaped-status-404") b: classificationGroups(classificationId: "escaped") }',
+      undefined,
+      { 'x-api-key': CALLER_KEY },
+    );
+    expect(upstream.requests.map((r) => r.url).join()).toContain('escaped');
+    for (const secret of secrets) expect(answer.text).not.toContain(secret);
+    expect(answer.text).toContain('"echoed":"key [redacted]');
   });
 });

@@ -50,12 +50,27 @@ function redact(text: string, secrets: readonly string[]): string {
   const forms = new Set(
     secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')]),
   );
-  let result = text;
+  let result = secrets.length > 0 ? plainAscii(text) : text;
   // Longest first: a credential inside a longer one must not leave the longer one's rest in clear.
   for (const form of [...forms].sort((a, b) => b.length - a.length)) {
     if (result.includes(form)) result = result.replaceAll(form, REDACTED);
   }
   return result;
+}
+
+// Every escape sequence, left to right, so an escaped backslash (`\\`) is taken whole and never starts one.
+const ESCAPE = /\\(?:u00([2-7][0-9a-fA-F])|[^])/g;
+
+/**
+ * The same JSON with `\u0020`-`\u007e` escapes (Gson writes `=` as `\u003d`) written as the characters
+ * they stand for, but for `"` and `\`: a credential echoed that way is then found by its plain form.
+ */
+function plainAscii(text: string): string {
+  if (!text.includes('\\u00')) return text;
+  return text.replace(ESCAPE, (escape, hex: string | undefined) => {
+    const code = hex === undefined ? 0 : parseInt(hex, 16);
+    return code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c ? String.fromCharCode(code) : escape;
+  });
 }
 
 function parseJson(text: string): unknown {
