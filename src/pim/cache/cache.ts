@@ -107,7 +107,10 @@ function partitionByCredential(
       const stored = store.get(privateKey(key, of));
       return stored instanceof Promise ? stored.then((value) => found(key, of, value)) : found(key, of, stored);
     },
-    createWriteStream: (key, value) => store.createWriteStream(privateKey(key), value),
+    // A failure the upstream says may be kept (a maintenance page's `max-age`) is not: replayed, it would
+    // outlast the outage and count as a fault of an upstream that was never called.
+    createWriteStream: (key, value) =>
+      value.statusCode >= 500 || value.statusCode === 429 ? undefined : store.createWriteStream(privateKey(key), value),
     delete(key) {
       answers.forget(answerKey(key));
       return store.delete(privateKey(key));

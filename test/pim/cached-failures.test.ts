@@ -1,0 +1,24 @@
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+
+const servers = closedAfterEach();
+
+// A 503 that says `max-age=60` (a proxy's maintenance page, a PIM's overload answer) was kept by the HTTP
+// cache and replayed for a minute after the PIM had recovered: no call reached it, and each replay counted
+// as an upstream fault until the breaker opened for every caller.
+it.each([503, 500, 429])('never keeps a %i, however long it says it may be kept', async (status) => {
+  const { upstream, facade } = await servers.start(
+    (_req, res, index) =>
+      index === 0
+        ? res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end('{}')
+        : res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":200,"data":[]}'),
+    { PIM_RETRIES: '0', PIM_STALE_IF_ERROR_MS: '0' },
+  );
+  const query = '{ classificationGroups(classificationId: "C") }';
+  expect((await facade.post(query)).body.errors).toHaveLength(1);
+  for (let i = 0; i < 12; i++) {
+    expect((await facade.post(query)).body).toEqual({ data: { classificationGroups: { status: 200, data: [] } } });
+  }
+  expect(upstream.requests).toHaveLength(13);
+  expect(facade.app.upstream.breaker).toBe('closed');
+});
