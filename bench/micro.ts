@@ -59,7 +59,12 @@ async function admissionCost(n: number, call: CallOptions): Promise<number> {
 /** µs of CPU each in-process feature adds to one request, net of the same loop without it. */
 export async function measureInProcess(n = 100_000): Promise<Record<string, number>> {
   const request = buildRequest('searchProducts', { catalogId: 'C1' }, { maxPageSize: 200, maxIdLength: 128 });
-  const answer = { body: { data: [] }, size: 11, freshness: { maxAgeS: 0, sharedMaxAgeS: 0, shared: false } };
+  const answer = {
+    body: { data: [] },
+    size: 11,
+    weight: 11,
+    freshness: { maxAgeS: 0, sharedMaxAgeS: 0, shared: false },
+  };
   const send: Send = async () => answer;
   const bytes = createByteLimits({ maxRequestBytes: 2 ** 24, maxInflightBytes: 2 ** 28 });
   const call: CallOptions = {

@@ -14,6 +14,7 @@ interface Entry {
   /** The parsed, frozen body and its JSON text's length; absent until the client hands them over. */
   body?: unknown;
   size?: number;
+  weight?: number;
 }
 
 /**
@@ -58,13 +59,17 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
     lookup(key, headers) {
       const entry = answers.get(key);
       if (!usable(entry, headers) || entry.body === undefined) return undefined;
-      return { body: entry.body, size: entry.size!, freshness: aged(entry.freshness, Date.now() - entry.at) };
+      const { body, size, weight } = entry as Required<Entry>;
+      return { body, size, weight, freshness: aged(entry.freshness, Date.now() - entry.at) };
     },
-    remember(key, headers, { body, size }) {
+    remember(key, headers, { body, size, weight }) {
       const entry = answers.peek(key);
       if (!usable(entry, headers) || entry.body !== undefined) return;
-      entry.body = deepFreeze(body);
-      entry.size = size;
+      // Weighed again by what the parsed body takes, which can be many times its bytes.
+      if (weight > maxBytes) return void answers.delete(key);
+      // A new object: LRUCache keeps the old size when the same value is set again.
+      const filled = { ...entry, body: deepFreeze(body), size, weight };
+      answers.set(key, filled, { size: weight, ttl: entry.staleAt - Date.now() + 1 });
     },
     forget: (key) => void answers.delete(key),
     clear: () => answers.clear(),

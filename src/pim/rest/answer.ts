@@ -25,8 +25,8 @@ export async function readAnswer(
   const { statusCode, headers } = response;
   const text = redact(await readLimitedText(response, maxBytes, account), secrets);
   const parsed = parseJson(text);
-  const tooDeep =
-    parsed !== undefined && mayNestDeeperThan(text, MAX_JSON_DEPTH) && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
+  const containers = containersIn(text);
+  const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
   const body = tooDeep ? undefined : parsed;
   if (statusCode < 200 || statusCode > 299) {
     const error = pimErrorFromStatus(statusCode, body);
@@ -40,7 +40,8 @@ export async function readAnswer(
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
   const age = Number(headers['age']);
   const kept = { text, hints: staleHintsOf(headers['cache-control']), ageS: Number.isFinite(age) ? age : undefined };
-  return { body, size: text.length, freshness: freshnessOf(headers['cache-control'], headers['age']), kept };
+  const freshness = freshnessOf(headers['cache-control'], headers['age']);
+  return { body, size: text.length, weight: text.length + CONTAINER_BYTES * containers, freshness, kept };
 }
 
 const REDACTED = '[redacted]';
@@ -82,15 +83,26 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * No body can nest deeper than it has brackets: counting them with the native indexOf rules out
- * nearly every real body (64 products: ~1 µs, against ~80 µs for a scan of every character).
+ * What a parsed object or array takes in memory beyond its JSON text (V8: 32-56 bytes each, with its
+ * slot in the parent). Counted, a body of empty arrays weighs what it parses into (14 MB for 1 MiB)
+ * rather than its text: the store of parsed answers is bounded by this weight.
  */
-function mayNestDeeperThan(text: string, max: number): boolean {
+const CONTAINER_BYTES = 64;
+
+/** The memory a body of this JSON text takes once parsed, as the store of parsed answers counts it. */
+export const parsedWeight = (text: string): number => text.length + CONTAINER_BYTES * containersIn(text);
+
+/**
+ * How many `{` and `[` the text has (those inside strings too): at least as many as the objects and
+ * arrays it parses into, and no body can nest deeper. The native indexOf keeps it cheap (64 products:
+ * ~1 µs, against ~80 µs for a scan of every character).
+ */
+function containersIn(text: string): number {
   let opens = 0;
   for (const bracket of ['{', '[']) {
-    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) if (++opens > max) return true;
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) opens++;
   }
-  return false;
+  return opens;
 }
 
 // Walks the parsed value without recursion (that is what a deep value would overflow), visiting only

@@ -43,6 +43,8 @@ export interface Answer {
   body: unknown;
   /** The length of the body's JSON text: what sending it in a response costs (ByteAccount.send). */
   size: number;
+  /** What the parsed body takes in memory, as estimated from its text (rest/answer.ts parsedWeight). */
+  weight: number;
   freshness: Freshness;
   /** Set by the reader of a fresh response; absent on answers served again. */
   kept?: Keepable | undefined;

@@ -1,4 +1,5 @@
 import type { ByteAccount } from '../rest/byte-limits.ts';
+import { parsedWeight } from '../rest/answer.ts';
 import { PimError, type PimErrorCode } from '../rest/errors.ts';
 import { asksPastCache, NOT_FRESH } from '../rest/freshness.ts';
 import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
@@ -93,7 +94,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         const answer = await next(request, call);
         if (!own) keep(key, answer);
         onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
-        return { body: answer.body, size: answer.size, freshness: answer.freshness };
+        return { body: answer.body, size: answer.size, weight: answer.weight, freshness: answer.freshness };
       } catch (error) {
         if (own || !isOutage(error)) throw error;
         const found = await store.find(key);
@@ -142,5 +143,12 @@ function served(
 ): Answer {
   onOutcome?.('stale', reason);
   const ageS = Math.max(0, Math.floor((Date.now() - entry.storedAt) / 1_000));
-  return { body: JSON.parse(entry.text), size: entry.text.length, freshness: NOT_FRESH, stale: { ageS, reason } };
+  const { text } = entry;
+  return {
+    body: JSON.parse(text),
+    size: text.length,
+    weight: parsedWeight(text),
+    freshness: NOT_FRESH,
+    stale: { ageS, reason },
+  };
 }
