@@ -33,6 +33,8 @@ export interface LastKnownGood {
   peek(key: string): KeptAnswer | undefined;
   /** The in-process entry, else Redis's: the check after a failed call. */
   find(key: string): Promise<KeptAnswer | undefined>;
+  /** Drops the entry here and in Redis: the PIM has answered that URL and credential with a verdict. */
+  forget(key: string): void;
   /** Bytes the in-process copies weigh now, as the bound counts them. */
   bytes(): number;
 }
@@ -63,6 +65,10 @@ export function createLastKnownGood({ maxBytes, shared, onError }: LastKnownGood
       within(() => redis.set(REDIS_PREFIX + key, `${JSON.stringify(times)}\n${text}`, 'PX', ttl)).catch(fail);
     },
     peek: (key) => memory.get(key),
+    forget(key) {
+      memory.delete(key);
+      if (shared) shared.within(() => shared.redis.del(REDIS_PREFIX + key)).catch(fail);
+    },
     bytes: () => memory.calculatedSize,
     async find(key) {
       const held = memory.get(key);

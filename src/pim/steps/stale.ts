@@ -34,10 +34,14 @@ const outageCodes = new Set<PimErrorCode>([
   'BUDGET_EXCEEDED',
 ]);
 // A 4xx other than 429 is the PIM's verdict on the request; a 2xx that is not JSON is a maintenance page.
-const isOutage = (error: unknown): error is PimError =>
+const isVerdict = (error: unknown): error is PimError =>
   error instanceof PimError &&
-  outageCodes.has(error.code) &&
-  (error.status === undefined || error.status === 429 || error.status < 400 || error.status >= 500);
+  error.status !== undefined &&
+  error.status >= 400 &&
+  error.status < 500 &&
+  error.status !== 429;
+const isOutage = (error: unknown): error is PimError =>
+  error instanceof PimError && outageCodes.has(error.code) && !isVerdict(error);
 
 /**
  * The client step that serves stale answers (RFC 5861): it keeps the last 2xx answer of every URL
@@ -70,7 +74,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       next(request, { headers, queueKey, partition, bytes, deadline: Date.now() + options.refreshBudgetMs })
         .then(
           (answer) => (keep(key, answer, true), onOutcome?.('revalidated')),
-          () => undefined,
+          (error: unknown) => void (isVerdict(error) && store.forget(key)),
         )
         .finally(() => (bytes.release(), refreshing.delete(key)));
     };
@@ -96,6 +100,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
         onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
         return { body: answer.body, size: answer.size, weight: answer.weight, freshness: answer.freshness };
       } catch (error) {
+        // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces.
+        if (isVerdict(error)) store.forget(key);
         if (own || !isOutage(error)) throw error;
         const found = await store.find(key);
         if (!found || Date.now() > found.errorUntil) throw error;
