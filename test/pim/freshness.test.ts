@@ -10,6 +10,14 @@ const headersById: Record<string, Record<string, string>> = {
   private: { 'cache-control': 'private, max-age=30' },
   nostore: { 'cache-control': 'no-store, max-age=60' },
   none: {},
+  // RFC 9111 §4.2.1: of a directive given twice, the first counts (or the answer is stale); undici takes 0 here.
+  twice: { 'cache-control': 'max-age=0, max-age=60' },
+  // §1.2.2: a lifetime past 2^31 seconds is 2^31 seconds, which a header can still say in digits.
+  huge: { 'cache-control': `max-age=${'9'.repeat(25)}` },
+  // §4.1: `Vary: *` never matches a later request, so the answer cannot be reused by anyone.
+  varyall: { 'cache-control': 'max-age=60', vary: '*' },
+  // §5.1: Age is a non-negative number of seconds; a negative one is ignored, not taken off.
+  negative: { 'cache-control': 'max-age=60', age: '-100000' },
 };
 
 let upstream: Upstream;
@@ -60,6 +68,10 @@ describe('the freshness of the answers a request used', () => {
     ['private', { maxAgeS: 30, sharedMaxAgeS: 0, shared: false }],
     ['nostore', { maxAgeS: 0, sharedMaxAgeS: 0, shared: false }],
     ['none', { maxAgeS: 0, sharedMaxAgeS: 0, shared: false }],
+    ['twice', { maxAgeS: 0, sharedMaxAgeS: 0, shared: true }],
+    ['huge', { maxAgeS: 2 ** 31, sharedMaxAgeS: 2 ** 31, shared: true }],
+    ['varyall', { maxAgeS: 0, sharedMaxAgeS: 0, shared: false }],
+    ['negative', { maxAgeS: 60, sharedMaxAgeS: 60, shared: true }],
   ])('%s', async (id, expected) => {
     const pim = api();
     expect(pim.freshness()).toBeUndefined();

@@ -74,6 +74,19 @@ describe('which failures get the last-known-good answer', () => {
     expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
   });
 
+  it('a negative Age is no age: it never moves an answer’s window into the future', async () => {
+    // Produced "100,000 s from now", the copy once stood in for failures that long past its 1 s window.
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=0, stale-if-error=1', age: '-100000' }));
+    expect((await ask('AHEAD')).errors).toBeUndefined();
+    fixture.upstream.respond(faults.status(500));
+    let body = await ask('AHEAD');
+    for (let i = 0; i < 60 && body.extensions?.stale; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      body = await ask('AHEAD');
+    }
+    expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+
   it('a credential never gets another credential’s answer', async () => {
     fixture.upstream.respond(answerFor('v1'));
     expect((await ask('MINE', { 'x-api-key': 'key-of-b-456' })).data.products.data[0].key).toBe('B');

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import { freshnessOf, staleHintsOf } from './freshness.ts';
+import { freshnessOf, seconds, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
 
@@ -38,9 +38,12 @@ export async function readAnswer(
     throw new PimError('UPSTREAM_ERROR', message, statusCode);
   }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
-  const age = Number(headers['age']);
-  const kept = { text, hints: staleHintsOf(headers['cache-control']), ageS: Number.isFinite(age) ? age : undefined };
-  const freshness = freshnessOf(headers['cache-control'], headers['age']);
+  const { 'cache-control': cacheControl, age, vary } = headers;
+  // An answer no later request matches (`Vary: *`) is not kept to be served stale either.
+  const kept = varyAll(vary)
+    ? undefined
+    : { text, hints: staleHintsOf(cacheControl), ageS: seconds(age === undefined ? undefined : String(age)) };
+  const freshness = freshnessOf(cacheControl, age, vary);
   return { body, size: text.length, weight: text.length + CONTAINER_BYTES * containers, freshness, kept };
 }
 

@@ -10,15 +10,18 @@ export const NOT_FRESH: Freshness = { maxAgeS: 0, sharedMaxAgeS: 0, shared: fals
  * cache sets `age` on the answers it serves), as RFC 9111 computes a response's remaining lifetime,
  * for a browser (`max-age`) and for a shared cache (`s-maxage`, else `max-age`) apart.
  */
-export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshness {
+export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue, vary?: HeaderValue): Freshness {
   const directives = parseDirectives(String(cacheControl ?? ''));
-  if (directives.has('no-store') || directives.has('no-cache')) return NOT_FRESH;
+  if (directives.has('no-store') || directives.has('no-cache') || varyAll(vary)) return NOT_FRESH;
   const maxAge = seconds(directives.get('max-age'));
   const sharedMaxAge = seconds(directives.get('s-maxage')) ?? maxAge;
   const shared = !directives.has('private') && sharedMaxAge !== undefined;
   const left = (lifetime: number | undefined) => Math.max(0, (lifetime ?? 0) - (seconds(String(age ?? '')) ?? 0));
   return { maxAgeS: left(maxAge), sharedMaxAgeS: shared ? left(sharedMaxAge) : 0, shared };
 }
+
+/** `Vary: *`: no later request matches (RFC 9111 §4.1), so the answer is never reused. */
+export const varyAll = (vary: HeaderValue): boolean => /(^|,)\s*\*\s*(,|$)/.test(String(vary ?? ''));
 
 /** A freshness read `elapsedMs` ago, with the whole seconds since taken off both lifetimes. */
 export function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: number): Freshness {
@@ -54,14 +57,19 @@ function parseDirectives(header: string): ReadonlyMap<string, string | undefined
   for (const part of header.split(',')) {
     const [name, value] = part.split('=', 2);
     const key = name!.trim().toLowerCase();
-    if (key) fresh.set(key, value?.trim().replace(/^"|"$/g, ''));
+    // Of a directive given twice, the first counts (RFC 9111 §4.2.1), as undici reads it.
+    if (key && !fresh.has(key)) fresh.set(key, value?.trim().replace(/^"|"$/g, ''));
   }
   if (parsed.size >= MAX_PARSED) parsed.clear();
   parsed.set(header, (directives = fresh));
   return directives;
 }
 
-function seconds(value: string | undefined): number | undefined {
+// Longer lifetimes count as this one (RFC 9111 §1.2.2), which a header still writes in digits.
+const MAX_SECONDS = 2 ** 31;
+
+/** A delta-seconds value (`max-age`, `Age`): digits only, so a negative or made-up one is no value. */
+export function seconds(value: string | undefined): number | undefined {
   if (value === undefined || !/^\d+$/.test(value)) return undefined;
-  return Number(value);
+  return Math.min(Number(value), MAX_SECONDS);
 }
