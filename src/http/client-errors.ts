@@ -1,4 +1,4 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 // What node:http refuses before any handler runs, by its error code; anything else is malformed HTTP.
@@ -18,6 +18,16 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) return void socket.destroy();
   const [status, message] = refusals[error.code ?? ''] ?? malformed;
+  refuseOnSocket(socket, status, message);
+}
+
+/** node:http's `connect` listener: without one, Node drops a CONNECT request without an answer. */
+export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
+  refuseOnSocket(socket, 405, 'CONNECT is not served here; send GET or POST to /graphql', ['allow: GET, POST']);
+}
+
+// The parser cannot go on after this: the rest of the connection is discarded once the answer is out.
+function refuseOnSocket(socket: Duplex, status: number, message: string, headers: string[] = []): void {
   const body = JSON.stringify({ errors: [{ message }] });
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
@@ -25,7 +35,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     `content-length: ${Buffer.byteLength(body)}`,
     'cache-control: no-store',
     'connection: close',
+    ...headers,
   ];
-  // The parser cannot go on after this: the rest of the connection is discarded once the answer is out.
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
 }

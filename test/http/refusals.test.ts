@@ -191,6 +191,16 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   ['a request line that is not HTTP', 400, () => viaSocket('NOT HTTP AT ALL\r\n\r\n')],
   ['a header line that is not a header', 400, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\nNo Colon\r\n\r\n')],
   ['headers too slow', 408, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\n')],
+  // Node's server drops a CONNECT without a word unless told otherwise.
+  ['CONNECT', 405, () => viaSocket('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')],
+  // Yoga's URL parser resolves them, so `/x/../metrics` reached the metrics past a proxy rule on `/metrics`.
+  ...['/x/../metrics', '/x/%2E%2e/metrics', '/graphql/./', '//graphql'].map(
+    (path): [string, number, () => Promise<Refusal>] => [
+      `the path ${path}, not in its normal form`,
+      404,
+      () => viaSocket(`GET ${path}?query=%7B__typename%7D HTTP/1.1\r\nHost: a\r\n\r\n`),
+    ],
+  ),
 ];
 
 describe('every refusal says what to send instead', () => {
