@@ -23,7 +23,9 @@ export async function readAnswer(
   account: ByteAccount,
 ): Promise<Answer> {
   const { statusCode, headers } = response;
-  const text = redact(await readLimitedText(response, maxBytes, account), secrets);
+  const read = await readLimitedText(response, maxBytes, account);
+  // A byte order mark first (some .NET and Java services send one) is not JSON; RFC 8259 §8.1 lets it be ignored.
+  const text = redact(read.charCodeAt(0) === 0xfeff ? read.slice(1) : read, secrets);
   const parsed = parseJson(text);
   const containers = containersIn(text);
   const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
