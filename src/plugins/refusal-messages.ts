@@ -1,7 +1,9 @@
 import { STATUS_CODES } from 'node:http';
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 
 /**
+ * Gives graphql-js's refusals of variables the code BAD_USER_INPUT.
  * Refuses a GET whose `variables` or `extensions` are not JSON with a 400, as Yoga does a POST body.
  * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
  * other refusal has: 404 for a path that is not the GraphQL endpoint, 406 for an `Accept` no
@@ -28,6 +30,14 @@ export function useRefusalMessages(): Plugin {
         }
       });
     },
+    // graphql-js refuses variables (a wrong type, a required one left out) with errors that carry no code.
+    onExecute: () => ({
+      onExecuteDone({ result, setResult }) {
+        if (isAsyncIterable(result) || result.data !== undefined || !result.errors?.length) return;
+        if (result.errors.some((error) => error.path !== undefined || error.extensions?.['code'] !== undefined)) return;
+        setResult({ ...result, errors: result.errors.map(badUserInput) });
+      },
+    }),
     onResponse({ request, response, setResponse, fetchAPI }) {
       if (response.status < 400 || response.body !== null || response.headers.has('content-type')) return;
       const message = messageFor(response, request.headers, endpoint);
@@ -63,3 +73,12 @@ function messageFor(response: Response, request: Headers, endpoint: string): str
 const ECHO_LENGTH = 100;
 const echo = (value: string | null | undefined) =>
   value && value.length > ECHO_LENGTH ? `${value.slice(0, ECHO_LENGTH)}…` : value;
+
+const badUserInput = (error: GraphQLError) =>
+  new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    originalError: error.originalError,
+    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+  });

@@ -201,6 +201,21 @@ const rows: Row[] = [
     'BAD_REQUEST',
     0,
   ],
+  // graphql-js gives these no code; Apollo Server calls them BAD_USER_INPUT, and so do we (metrics said UNKNOWN).
+  [
+    'a variable of the wrong type',
+    () => gql('query ($id: ID!) { catalogProducts(catalogId: $id) }', { id: { a: 1 } }),
+    400,
+    'BAD_USER_INPUT',
+    0,
+  ],
+  [
+    'a required variable left out',
+    () => gql('query ($id: ID!) { catalogProducts(catalogId: $id) }'),
+    400,
+    'BAD_USER_INPUT',
+    0,
+  ],
   [
     'batch with an item that is not an object',
     () => postJson('[null, { "query": "{ __typename }" }]'),
