@@ -3,6 +3,8 @@ import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 
 const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+// The envelope object is one level: `levels` in all.
+const envelope = (levels: number) => `{"data":${nested(levels - 1)}}`;
 // "deep" answers with the nesting its id names; every other id gets a normal body.
 const query = (levels: number) =>
   `{ deep: classificationGroups(classificationId: "deep-${levels}") ok: classificationGroups(classificationId: "E") }`;
@@ -13,7 +15,7 @@ beforeAll(async () => {
   upstream = await startUpstream((req, res) => {
     const levels = /deep-(\d+)/.exec(req.url ?? '')?.[1];
     if (!levels) return faults.ok(req, res);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(nested(Number(levels)));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(envelope(Number(levels)));
   });
   facade = await startFacade(upstream.url, { PIM_CACHE: 'false' });
 });
@@ -41,7 +43,7 @@ describe('deeply nested upstream JSON', () => {
     const { status, body } = await facade.post(query(512));
     expect(status).toBe(200);
     expect(body.errors).toBeUndefined();
-    expect(JSON.stringify(body.data.deep)).toBe(nested(512));
+    expect(JSON.stringify(body.data.deep)).toBe(envelope(512));
   });
 
   it('counts brackets inside strings as text', async () => {

@@ -12,3 +12,14 @@ it('reads a JSON body that starts with a byte order mark', async () => {
   const { body } = await facade.post('{ classificationGroups(classificationId: "C") }');
   expect(body).toEqual({ data: { classificationGroups: { status: 200, data: [{ id: 'G' }] } } });
 });
+
+// UPSTREAM.md: every answer is the `{status, meta, data}` envelope. A 200 of `null` became a null field with no
+// error, as if the group existed and were empty.
+it.each(['null', '42', '"maintenance"', '[]'])('refuses a 2xx whose JSON is %s, not the envelope', async (json) => {
+  const { facade } = await servers.start((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(json),
+  );
+  const { body } = await facade.post('{ classificationGroups(classificationId: "C") }');
+  expect(body.data.classificationGroups).toBeNull();
+  expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+});

@@ -40,6 +40,10 @@ export async function readAnswer(
     throw new PimError('UPSTREAM_ERROR', message, statusCode);
   }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
+  // Every answer is the `{status, meta, data}` envelope: `null` or a bare value says nothing about the resource.
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
+  }
   const { 'cache-control': cacheControl, age, vary } = headers;
   // An answer no later request matches (`Vary: *`) is not kept to be served stale either.
   const kept = varyAll(vary)
