@@ -42,7 +42,8 @@ export interface FacadeServer extends Server {
 // that the WHATWG URL parser Yoga builds the request's URL with also takes (no port past 65535, no bad literal).
 const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://${host}`);
-const unnormalPath = /\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
+// The WHATWG parser also reads `\` as `/` in an http URL: a backslash anywhere is refused with them.
+const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
 /**
  * The node:http server around the app: hardened timeouts and sizes, a request body limit,
@@ -91,8 +92,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       const refusal = bodyRefusal(req, maxBodyBytes);
       if (refusal) return void send(res, refusal, { errors: [{ message: messages[refusal] }] }, true);
       const path = (req.url ?? '/').split('?')[0]!;
-      // Yoga's URL parser resolves `.`, `..` (also as %2e) and empty segments: `/x/../metrics` would reach the
-      // metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
+      // Yoga's URL parser resolves `.`, `..` (also as %2e, and after `\`) and empty segments: `/x/../metrics`
+      // would reach the metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
       if (unnormalPath.test(path)) return void send(res, 404, { errors: [{ message: messages[404] }] }, true);
       if (path === '/health') return void send(res, 200, { status: 'ok' });
       if (path === INVALIDATION_PATH && app.invalidation?.port === 'main') return app.invalidation.handle(req, res);
@@ -139,7 +140,7 @@ function endIfIdle(socket: Socket): void {
 
 const messages: Record<number, string> = {
   400: 'The Host header is not a valid host',
-  404: 'Nothing is served at a path with empty, `.` or `..` segments',
+  404: 'Nothing is served at a path with empty, `.` or `..` segments, or a backslash',
   411: 'A request body needs a Content-Length header',
   413: 'The request body is too large',
   503: 'The server is busy with other requests; retry in a second',

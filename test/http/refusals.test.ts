@@ -194,7 +194,7 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   // Node's server drops a CONNECT without a word unless told otherwise.
   ['CONNECT', 405, () => viaSocket('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')],
   // Yoga's URL parser resolves them, so `/x/../metrics` reached the metrics past a proxy rule on `/metrics`.
-  ...['/x/../metrics', '/x/%2E%2e/metrics', '/graphql/./', '//graphql'].map(
+  ...['/x/../metrics', '/x/%2E%2e/metrics', '/x/..\\metrics', '/x\\..\\metrics', '/graphql/./', '//graphql'].map(
     (path): [string, number, () => Promise<Refusal>] => [
       `the path ${path}, not in its normal form`,
       404,
