@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, symbols, type Logger } from 'pino';
 
 /** Paths pino blanks out wherever they appear in a log line: credentials never reach the log. */
 const redact = [
@@ -15,8 +15,6 @@ const redact = [
 // 40,000 request lines, 8 s of them at 5,000 requests a second.
 export const MAX_WAITING_LOG_BYTES = 8 * 1024 * 1024;
 let droppedLines = 0;
-// Each logger's own destination, for endLogs: pino keeps it under a symbol of its own.
-const destinations = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
 
 /** Lines this process's loggers dropped because stdout did not keep up; read at each scrape. */
 export const droppedLogLines = () => droppedLines;
@@ -52,28 +50,25 @@ export function createLogger(level: string, { pretty = false, fd }: LoggerOption
     maxLength: MAX_WAITING_LOG_BYTES,
   });
   destination.on('drop', () => void droppedLines++);
-  const logger = pino(options, destination);
-  destinations.set(logger, destination);
-  return logger;
+  return pino(options, destination);
 }
 
+type Destination = ReturnType<typeof pino.destination> & { destroyed?: boolean };
+
 /**
- * Writes the lines still waiting, for at most `timeoutMs`, then gives up on the rest: call it before
- * `process.exit`. pino's own flush at exit retries a stdout that takes nothing (a stalled log collector)
- * for ever, and the process with it; a destroyed destination is skipped there.
+ * Writes every line still waiting and ends the destination, giving up on the rest after `timeoutMs`:
+ * call it before `process.exit`. pino's own flush at exit retries a stdout that takes nothing (a stalled
+ * log collector) for ever, and the process with it; an ended destination is skipped there. Not `flush`:
+ * its callback comes once at most 4 KB are left, and those were then written at exit.
  */
 export function endLogs(logger: Logger, timeoutMs: number): Promise<void> {
-  const destination = destinations.get(logger);
-  if (!destination) return Promise.resolve();
+  const destination = (logger as unknown as Record<symbol, unknown>)[symbols.streamSym] as Destination;
+  // pino-pretty's worker (development at a terminal) ends with its own thread; a second call finds it ended.
+  if (!('minLength' in destination) || destination.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      destination.destroy();
-      resolve();
-    }, timeoutMs);
-    destination.flush(() => {
-      clearTimeout(timer);
-      resolve();
-    });
+    const timer = setTimeout(() => destination.destroy(), timeoutMs);
+    destination.once('close', () => (clearTimeout(timer), resolve()));
+    destination.end();
   });
 }
 

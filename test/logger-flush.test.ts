@@ -1,6 +1,17 @@
 import { once, type EventEmitter } from 'node:events';
-import { execFileSync } from 'node:child_process';
-import { constants, createReadStream, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { symbols } from 'pino';
@@ -77,3 +88,51 @@ it('drops lines and counts them past 8 MiB waiting for a stdout nobody reads, an
   for (let i = 0; i < 1024; i++) logger.info({ i }, 'y'.repeat(1_000));
   expect(dropped).toBe(droppedWhileStalled);
 });
+
+// sonic-boom says 'drain' once at most its 4 KB buffer is left: a flush called while a write was under way
+// called back with the lines logged since still waiting, and pino's synchronous flush at exit then retried
+// them for ever into a pipe that had filled meanwhile. A pipe takes whole 4 KB pages: 8 KB of room take an
+// 8 KB line, not the four lines after it; 500 bytes take nothing.
+it.each([
+  [500, 0, 150],
+  [8_192, 8_000, 4],
+])(
+  'lets the process exit within the bound when stdout has room for %i bytes (a first line of %i, then %i lines)',
+  async (room, first, lines) => {
+    const dir = mkdtempSync(join(tmpdir(), 'log-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const fifo = join(dir, 'filling');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    onTestFinished(() => closeSync(reader));
+    const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    // Full, then `room` bytes read off.
+    // Blocks, then single bytes: a pipe takes a write of up to 4 KB whole or not at all.
+    for (const block of [Buffer.alloc(4_096, 'x'), Buffer.from('x')]) {
+      for (;;) {
+        try {
+          writeSync(writer, block);
+        } catch {
+          break;
+        }
+      }
+    }
+    for (let left = room; left > 0;) left -= readSync(reader, Buffer.alloc(Math.min(left, 4_096)));
+    const script = [
+      `import { createLogger, endLogs } from ${JSON.stringify(new URL('../src/logger.ts', import.meta.url).pathname)};`,
+      "const logger = createLogger('info', { fd: 3 });",
+      `if (${first}) logger.info('z'.repeat(${first}));`,
+      `for (let i = 0; i < ${lines}; i++) logger.info({ i }, 'y'.repeat(200));`,
+      'await endLogs(logger, 1_500);',
+      'process.exit(0);',
+    ].join('\n');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'ignore', 'inherit', writer],
+    });
+    closeSync(writer);
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const exited = once(child, 'exit').then(([code]) => code);
+    const verdict = await Promise.race([exited, sleep(8_000).then(() => 'still running 8 s later')]);
+    expect(verdict).toBe(0);
+  },
+);
