@@ -23,3 +23,17 @@ it.each(['null', '42', '"maintenance"', '[]'])('refuses a 2xx whose JSON is %s, 
   expect(body.data.classificationGroups).toBeNull();
   expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
 });
+
+// Credentials are looked for with \u escapes written plainly first; an escaped backslash stays what it is.
+it('reads escapes as JSON does while it looks for echoed credentials', async () => {
+  const text = String.raw`{"status":200,"data":[{"path":"C:\\u0041\u003d\"\n\u00e9"}]}`;
+  const { facade } = await servers.start((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(text),
+  );
+  const { body } = await facade.post(
+    '{ classificationGroups(classificationId: "C") }',
+    {},
+    { 'x-api-key': 'key-1234567' },
+  );
+  expect(body.data.classificationGroups).toEqual(JSON.parse(text));
+});

@@ -50,7 +50,7 @@ export async function readAnswer(
     ? undefined
     : { text, hints: staleHintsOf(cacheControl), ageS: seconds(age === undefined ? undefined : String(age)) };
   const freshness = freshnessOf(cacheControl, age, vary);
-  return { body, size: text.length, weight: text.length + CONTAINER_BYTES * containers, freshness, kept };
+  return { body, size: text.length, weight: weightOf(text.length, containers), freshness, kept };
 }
 
 const REDACTED = '[redacted]';
@@ -68,8 +68,9 @@ function redact(text: string, secrets: readonly string[]): string {
   return result;
 }
 
-// Every escape sequence, left to right, so an escaped backslash (`\\`) is taken whole and never starts one.
-const ESCAPE = /\\(?:u00([2-7][0-9a-fA-F])|[^])/g;
+// `\u0020`-`\u007f` escapes, and escaped backslashes taken whole (left to right), so `\\u0041` is never read as
+// one; every other escape (`\"`, `\n`, `\u00e9`) is passed over by the native scan without a callback.
+const ESCAPE = /\\(?:u00([2-7][0-9a-fA-F])|\\)/g;
 
 /**
  * The same JSON with `\u0020`-`\u007e` escapes (Gson writes `=` as `\u003d`) written as the characters
@@ -99,7 +100,8 @@ function parseJson(text: string): unknown {
 const CONTAINER_BYTES = 64;
 
 /** The memory a body of this JSON text takes once parsed, as the store of parsed answers counts it. */
-export const parsedWeight = (text: string): number => text.length + CONTAINER_BYTES * containersIn(text);
+export const parsedWeight = (text: string): number => weightOf(text.length, containersIn(text));
+const weightOf = (length: number, containers: number) => length + CONTAINER_BYTES * containers;
 
 /**
  * How many `{` and `[` the text has (those inside strings too): at least as many as the objects and
