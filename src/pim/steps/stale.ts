@@ -42,6 +42,9 @@ const isVerdict = (error: unknown): error is PimError =>
   error.status !== 429;
 const isOutage = (error: unknown): error is PimError =>
   error instanceof PimError && outageCodes.has(error.code) && !isVerdict(error);
+// Of those, the PIM's word on the key or the resource itself (not on the request's form, nor a proxy's 408).
+const endsKeptCopy = (error: unknown): boolean =>
+  isVerdict(error) && (error.status === 401 || error.status === 403 || error.status === 404 || error.status === 410);
 
 /**
  * The client step that serves stale answers (RFC 5861): it keeps the last 2xx answer of every URL
@@ -74,7 +77,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       next(request, { headers, queueKey, partition, bytes, deadline: Date.now() + options.refreshBudgetMs })
         .then(
           (answer) => (keep(key, answer, true), onOutcome?.('revalidated')),
-          (error: unknown) => void (isVerdict(error) && store.forget(key)),
+          (error: unknown) => void (endsKeptCopy(error) && store.forget(key)),
         )
         .finally(() => (bytes.release(), refreshing.delete(key)));
     };
@@ -100,8 +103,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
         onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
         return { body: answer.body, size: answer.size, weight: answer.weight, freshness: answer.freshness };
       } catch (error) {
-        // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces.
-        if (isVerdict(error)) store.forget(key);
+        // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
+        // readiness probe's own call (a made-up id) has no copy to end.
+        if (!own && endsKeptCopy(error)) store.forget(key);
         if (own || !isOutage(error)) throw error;
         const found = await store.find(key);
         if (!found || Date.now() > found.errorUntil) throw error;
