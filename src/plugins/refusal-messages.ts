@@ -34,7 +34,7 @@ export function useRefusalMessages(): Plugin {
     onExecute: () => ({
       onExecuteDone({ result, setResult }) {
         if (isAsyncIterable(result) || result.data !== undefined || !result.errors?.length) return;
-        if (result.errors.some((error) => error.path !== undefined || error.extensions?.['code'] !== undefined)) return;
+        if (!result.errors.every(isVariableRefusal)) return;
         setResult({ ...result, errors: result.errors.map(badUserInput) });
       },
     }),
@@ -73,6 +73,10 @@ function messageFor(response: Response, request: Headers, endpoint: string): str
 const ECHO_LENGTH = 100;
 const echo = (value: string | null | undefined) =>
   value && value.length > ECHO_LENGTH ? `${value.slice(0, ECHO_LENGTH)}…` : value;
+
+// graphql-js's words for a variable it cannot coerce or that is missing; these come before execution, with no code.
+const isVariableRefusal = (error: GraphQLError) =>
+  error.path === undefined && error.extensions?.['code'] === undefined && error.message.startsWith('Variable "$');
 
 const badUserInput = (error: GraphQLError) =>
   new GraphQLError(error.message, {
