@@ -11,7 +11,7 @@ interface Entry {
   /** What the stored response's headers said when the HTTP cache served it, at `at` (epoch ms). */
   freshness: Freshness;
   at: number;
-  /** The parsed, frozen body and its JSON text's length; absent until the client hands them over. */
+  /** The parsed, frozen body, its JSON text's length and its weight; absent until the client hands them over. */
   body?: unknown;
   size?: number;
   weight?: number;
@@ -25,7 +25,7 @@ interface Entry {
  * Its lifetimes are those the live path reads from the same response's headers, less the time since.
  */
 export interface AnswerStore {
-  /** Notes a fresh hit of the HTTP cache; `bytes` is its body's size, the entry's weight. */
+  /** Notes a fresh hit of the HTTP cache; `bytes` is its body's size, the entry's weight until its body is parsed. */
   fresh(key: string, result: GetResult, bytes: number): void;
   /** The answer for `key` (its body frozen, its lifetime what is left) if fresh and the Vary headers match. */
   lookup(key: string, headers: Headers): Answer | undefined;
@@ -37,7 +37,7 @@ export interface AnswerStore {
 }
 
 export interface AnswerStoreOptions {
-  /** Bound on the bodies kept, counted in bytes of their JSON text. */
+  /** Bound on the bodies kept, counted by what they take parsed (Answer.weight). */
   maxBytes: number;
 }
 
@@ -54,7 +54,7 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       const at = Date.now();
       // The Age undici's cache puts on the response it serves from this entry.
       const freshness = freshnessOf(headers['cache-control'], String(Math.round((at - cachedAt) / 1000)));
-      answers.set(key, { staleAt, vary, freshness, at }, { size: bytes, ttl: staleAt - at + 1 });
+      answers.set(key, { staleAt, vary, freshness, at }, { size: bytes, ttl: ttlUntil(staleAt) });
     },
     lookup(key, headers) {
       const entry = answers.get(key);
@@ -69,12 +69,15 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       if (weight > maxBytes) return void answers.delete(key);
       // A new object: LRUCache keeps the old size when the same value is set again.
       const filled = { ...entry, body: deepFreeze(body), size, weight };
-      answers.set(key, filled, { size: weight, ttl: entry.staleAt - Date.now() + 1 });
+      answers.set(key, filled, { size: weight, ttl: ttlUntil(entry.staleAt) });
     },
     forget: (key) => void answers.delete(key),
     clear: () => answers.clear(),
   };
 }
+
+// At least 1 ms: LRUCache reads a TTL of 0 as "never expires".
+const ttlUntil = (staleAt: number) => Math.max(1, staleAt - Date.now() + 1);
 
 function varyMatches(vary: GetResult['vary'], headers: Headers): boolean {
   for (const name in vary) if (!sameHeader(vary[name], headers[name])) return false;
