@@ -43,11 +43,29 @@ function idsOf(args: PimArgs): string {
  * Anything outside the contract reaches clients as Yoga's generic "Unexpected error.", never
  * with a stack (whatever NODE_ENV says); Yoga logs the original on the server. A field ended
  * because its client went away is left as it is: Yoga logs only what it masks, and the request
- * log already says once that the client left (nobody reads this answer).
+ * log already says once that the client left (nobody reads this answer). graphql-js's refusals of
+ * variables, which carry no code, get BAD_USER_INPUT. Called for errors only: no cost to a request without.
  */
 export const maskError: NonNullable<
   Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
->['maskError'] = (error, message) => (isClientGone(error) ? error : yogaMaskError(error, message, false));
+>['maskError'] = (error, message) =>
+  isClientGone(error) ? error : isVariableRefusal(error) ? badUserInput(error) : yogaMaskError(error, message, false);
+
+// graphql-js's words for a variable it cannot coerce or that is missing: before execution, with no code.
+const isVariableRefusal = (error: unknown): error is GraphQLError =>
+  error instanceof GraphQLError &&
+  error.path === undefined &&
+  error.extensions['code'] === undefined &&
+  error.message.startsWith('Variable "$');
+
+const badUserInput = (error: GraphQLError) =>
+  new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    originalError: error.originalError,
+    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+  });
 
 // The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.
 function isClientGone(error: unknown): error is Error {

@@ -1,9 +1,7 @@
 import { STATUS_CODES } from 'node:http';
-import { GraphQLError } from 'graphql';
-import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 /**
- * Gives graphql-js's refusals of variables the code BAD_USER_INPUT.
  * Refuses a GET whose `variables` or `extensions` are not JSON with a 400, as Yoga does a POST body.
  * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
  * other refusal has: 404 for a path that is not the GraphQL endpoint, 406 for an `Accept` no
@@ -30,14 +28,6 @@ export function useRefusalMessages(): Plugin {
         }
       });
     },
-    // graphql-js refuses variables (a wrong type, a required one left out) with errors that carry no code.
-    onExecute: () => ({
-      onExecuteDone({ result, setResult }) {
-        if (isAsyncIterable(result) || result.data !== undefined || !result.errors?.length) return;
-        if (!result.errors.every(isVariableRefusal)) return;
-        setResult({ ...result, errors: result.errors.map(badUserInput) });
-      },
-    }),
     onResponse({ request, response, setResponse, fetchAPI }) {
       if (response.status < 400 || response.body !== null || response.headers.has('content-type')) return;
       const message = messageFor(response, request.headers, endpoint);
@@ -73,16 +63,3 @@ function messageFor(response: Response, request: Headers, endpoint: string): str
 const ECHO_LENGTH = 100;
 const echo = (value: string | null | undefined) =>
   value && value.length > ECHO_LENGTH ? `${value.slice(0, ECHO_LENGTH)}…` : value;
-
-// graphql-js's words for a variable it cannot coerce or that is missing; these come before execution, with no code.
-const isVariableRefusal = (error: GraphQLError) =>
-  error.path === undefined && error.extensions?.['code'] === undefined && error.message.startsWith('Variable "$');
-
-const badUserInput = (error: GraphQLError) =>
-  new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    originalError: error.originalError,
-    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
-  });
