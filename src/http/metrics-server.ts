@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { answerClientError } from './client-errors.ts';
+import { answerClientError, answerConnect } from './client-errors.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
 
 /** A scrape's answer: the registry in Prometheus text format. */
@@ -38,6 +38,7 @@ export function createMetricsServer(
   });
   // Malformed HTTP, a head too large or too slow: the same one-line JSON refusals as the main port.
   server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
   return server;
 }
 

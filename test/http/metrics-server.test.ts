@@ -37,6 +37,13 @@ describe('the metrics port refuses like the main port', () => {
     expect(answer).toContain('{"errors":[{"message":"The request is not valid HTTP/1.1"}]}');
   });
 
+  it('a CONNECT gets 405 with a one-line JSON message, not a dropped connection', async () => {
+    const port = await listen(async () => ({ contentType: 'text/plain', body: '' }));
+    const answer = await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 405 /);
+    expect(answer).toContain('{"errors":[{"message":"CONNECT is not served here');
+  });
+
   it('a scrape that fails is a 500 with a JSON message, not an empty body', async () => {
     const port = await listen(() => Promise.reject(new Error('collector failed')));
     const response = await fetch(`http://127.0.0.1:${port}/metrics`);
