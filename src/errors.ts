@@ -49,21 +49,25 @@ function idsOf(args: PimArgs): string {
 export const maskError: NonNullable<
   Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
 >['maskError'] = (error, message) =>
-  isClientGone(error) ? error : isVariableRefusal(error) ? badUserInput(error) : yogaMaskError(error, message, false);
+  isClientGone(error) ? error : isInputRefusal(error) ? badUserInput(error) : yogaMaskError(error, message, false);
 
-// graphql-js's words for a variable it cannot coerce or that is missing: before execution, with no code.
-const isVariableRefusal = (error: unknown): error is GraphQLError =>
+/**
+ * The client's input refused in words that carry no code: graphql-js's for a variable it cannot coerce
+ * or that is missing (before execution), graphql-tools' executor's plain Error for a negative
+ * `@stream(initialCount:)`, which would otherwise be masked as unexpected and logged with its stack.
+ */
+const isInputRefusal = (error: unknown): error is GraphQLError =>
   error instanceof GraphQLError &&
-  error.path === undefined &&
   error.extensions['code'] === undefined &&
-  error.message.startsWith('Variable "$');
+  ((error.path === undefined && error.message.startsWith('Variable "$')) ||
+    error.originalError?.message === 'initialCount must be a positive integer');
 
 const badUserInput = (error: GraphQLError) =>
   new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
-    originalError: error.originalError,
+    path: error.path,
     extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
   });
 

@@ -217,6 +217,16 @@ const rows: Row[] = [
     0,
   ],
   [
+    '@stream with a negative initialCount',
+    () =>
+      gql('query ($r: [_Any!]!) { _entities(representations: $r) @stream(initialCount: -1) { __typename } }', {
+        r: [{ __typename: 'Catalog', catalogId: 'a' }],
+      }),
+    200,
+    'BAD_USER_INPUT',
+    0,
+  ],
+  [
     'batch with an item that is not an object',
     () => postJson('[null, { "query": "{ __typename }" }]'),
     200,
