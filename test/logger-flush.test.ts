@@ -18,6 +18,7 @@ import { symbols } from 'pino';
 import { expect, it, onTestFinished, vi } from 'vitest';
 import { createLogger, droppedLogLines } from '../src/logger.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
+import { stalledPipe } from './helpers/pipe.ts';
 
 // The logger buffers lines and flushes them every second; createLogger's interval is faked so a test sets the pace.
 function bufferedLogger() {
@@ -99,13 +100,7 @@ it.each([
 ])(
   'lets the process exit within the bound when stdout has room for %i bytes (a first line of %i, then %i lines)',
   async (room, first, lines) => {
-    const dir = mkdtempSync(join(tmpdir(), 'log-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const fifo = join(dir, 'filling');
-    execFileSync('mkfifo', [fifo]);
-    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-    onTestFinished(() => closeSync(reader));
-    const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    const { reader, writer } = stalledPipe();
     // Full, then `room` bytes read off.
     // Blocks, then single bytes: a pipe takes a write of up to 4 KB whole or not at all.
     for (const block of [Buffer.alloc(4_096, 'x'), Buffer.from('x')]) {

@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, readSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it, onTestFinished } from 'vitest';
+import { stalledPipe } from '../helpers/pipe.ts';
 import { repoRoot } from '../helpers/process.ts';
 
 /** Reads what the FIFO holds now, without waiting for more. */
@@ -23,13 +21,7 @@ function readNow(fd: number): string {
 // stopping: on main, pino's synchronous flush at exit retried the full pipe forever, until Kubernetes
 // killed the pod at the end of its grace period.
 it('exits on SIGTERM within its grace period while nobody reads its stdout', { timeout: 30_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'stalled-stdout-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  const fifo = join(dir, 'stdout');
-  execFileSync('mkfifo', [fifo]);
-  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  onTestFinished(() => closeSync(reader));
-  const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  const { reader, writer } = stalledPipe();
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: repoRoot,
     env: {
