@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import { freshnessOf, seconds, staleHintsOf, varyAll } from './freshness.ts';
+import { freshnessOf, NOT_FRESH, seconds, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
 
@@ -45,12 +45,16 @@ export async function readAnswer(
     throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
   }
   const { 'cache-control': cacheControl, age, vary } = headers;
-  // An answer no later request matches (`Vary: *`) is not kept to be served stale either.
-  const kept = varyAll(vary)
-    ? undefined
-    : { text, hints: staleHintsOf(cacheControl), ageS: seconds(age === undefined ? undefined : String(age)) };
-  const freshness = freshnessOf(cacheControl, age, vary);
-  return { body, size: text.length, weight: weightOf(text.length, containers), freshness, kept };
+  // An answer no later request matches (`Vary: *`, RFC 9111 §4.1) is never reused, nor kept to be served stale.
+  const reusable = !varyAll(vary);
+  const ageS = seconds(age === undefined ? undefined : String(age));
+  return {
+    body,
+    size: text.length,
+    weight: weightOf(text.length, containers),
+    freshness: reusable ? freshnessOf(cacheControl, age) : NOT_FRESH,
+    kept: reusable ? { text, hints: staleHintsOf(cacheControl), ageS } : undefined,
+  };
 }
 
 const REDACTED = '[redacted]';

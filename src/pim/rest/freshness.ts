@@ -10,9 +10,9 @@ export const NOT_FRESH: Freshness = { maxAgeS: 0, sharedMaxAgeS: 0, shared: fals
  * cache sets `age` on the answers it serves), as RFC 9111 computes a response's remaining lifetime,
  * for a browser (`max-age`) and for a shared cache (`s-maxage`, else `max-age`) apart.
  */
-export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue, vary?: HeaderValue): Freshness {
+export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshness {
   const directives = parseDirectives(String(cacheControl ?? ''));
-  if (directives.has('no-store') || directives.has('no-cache') || varyAll(vary)) return NOT_FRESH;
+  if (directives.has('no-store') || directives.has('no-cache')) return NOT_FRESH;
   const maxAge = seconds(directives.get('max-age'));
   const sharedMaxAge = seconds(directives.get('s-maxage')) ?? maxAge;
   const shared = !directives.has('private') && sharedMaxAge !== undefined;
