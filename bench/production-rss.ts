@@ -1,18 +1,19 @@
 /**
  * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options '…']`: the production start's
  * peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap flags than the image's.
- * Runs `node src/main.ts` with the image's own environment (read from the Dockerfile's ENV, so the
- * figure follows the image: heap flags, glibc arenas, cache budgets) against the bench upstream,
+ * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
+ * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, glibc
+ * arenas, cache budgets) against the bench upstream,
  * drives it with distinct ids, then with the browsing mix, and prints VmHWM after each phase.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { imageEnv } from '../deploy/image/env.ts';
+import { imageCommand, imageEnv } from '../deploy/image/env.ts';
 import { load, startServer } from './load.ts';
 import { freshId, withVariables, zipfId } from './scenarios.ts';
 
@@ -27,14 +28,18 @@ const { values } = parseArgs({
 });
 
 const root = new URL('../', import.meta.url);
-const env = imageEnv(readFileSync(new URL('Dockerfile', root), 'utf8'));
+const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
+const env = imageEnv(dockerfile);
+// `node` is the Node running this bench; the rest of the command (dist/main.js) is what the build writes.
+const [, ...args] = imageCommand(dockerfile);
+execFileSync('npm', ['run', 'build', '--silent'], { cwd: root.pathname, stdio: 'inherit' });
 if (values['node-options'] !== undefined) env.NODE_OPTIONS = values['node-options'];
 const upstream = await startServer('upstream');
 // The log lines go to a file, which takes them as fast as a log shipper that keeps up: through a pipe
 // this process read while it drove the load, they waited in the server's memory.
 const logDir = mkdtempSync(join(tmpdir(), 'bench-rss-'));
 const logFile = join(logDir, 'stdout.log');
-const child = spawn(process.execPath, ['src/main.ts'], {
+const child = spawn(process.execPath, args, {
   cwd: root.pathname,
   env: { PATH: process.env.PATH, ...env, PORT: '0', HOST: '127.0.0.1', PIM_BASE_URL: upstream.url, LOG_LEVEL: 'info' },
   stdio: ['ignore', openSync(logFile, 'w'), 'inherit'],
@@ -81,8 +86,10 @@ try {
   const figures = { idleMiB, distinct, browsing, logMiB: Math.round(statSync(logFile).size / 2 ** 20) };
   console.log(values.json ? JSON.stringify(figures) : figures);
 } finally {
-  child.kill('SIGTERM');
-  await once(child, 'exit');
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
   await upstream.stop();
   rmSync(logDir, { recursive: true, force: true });
 }

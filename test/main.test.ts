@@ -11,7 +11,7 @@ const readme = {
     '{ catalogProducts(catalogId: "MACHINERY", classificationGroupId: "MC-050202", languageId: "en", sorting: "+productId", pageSize: 2) }',
 };
 
-/** Starts `node src/main.ts` on this Node 24, as the container image does, and waits until it is ready. */
+/** Starts `node src/main.ts` on this Node 24, as `npm start` does (the image runs the same code built), and waits until it is ready. */
 async function start(env: Record<string, string> = {}) {
   const server = startProcess(process.execPath, ['src/main.ts'], { env: { ...serverEnv, ...env } });
   const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);

@@ -1,15 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { imageCommand } from '../deploy/image/env.ts';
 import { repoRoot, runProcess, startProcess, type TestProcess } from './helpers/process.ts';
 
 // A real `npm ci` against the registry (through npm's cache): about a minute on a loaded machine.
 const installTimeoutMs = 240_000;
 let dir: string;
 let install: { code: number | null; lines: string[] };
+let build: { code: number | null; lines: string[] };
 
 /** Copies the files git would ship (tracked, or new and not ignored) into `to`: no node_modules. */
 async function copyRepository(to: string): Promise<void> {
@@ -31,6 +33,11 @@ beforeAll(async () => {
   install = await runProcess('npm', ['ci', '--omit=dev', '--ignore-scripts=false', '--no-audit', '--no-fund'], {
     cwd: dir,
   });
+  // The image's build stage: `npm run build` with TypeScript alone (here the repository's), no other dev dependency.
+  build = await runProcess('npm', ['run', 'build'], {
+    cwd: dir,
+    env: { PATH: `${join(repoRoot, 'node_modules', '.bin')}${delimiter}${process.env.PATH}` },
+  });
 }, installTimeoutMs);
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -43,8 +50,11 @@ describe('a production install (npm ci --omit=dev)', () => {
   });
 
   it('starts as the image starts it, answers the demo, and exits 0 on SIGTERM', async () => {
-    // The image runs `node src/main.ts` with its own Node 24: here, the one running this test.
-    const server: TestProcess = startProcess(process.execPath, ['src/main.ts'], {
+    expect(build.code, build.lines.join('\n')).toBe(0);
+    // The image's command (`node dist/main.js`) with its own Node 24: here, the one running this test.
+    const [node, ...args] = imageCommand(await readFile(join(dir, 'Dockerfile'), 'utf8'));
+    expect(node).toBe('node');
+    const server: TestProcess = startProcess(process.execPath, args, {
       cwd: dir,
       env: { NODE_ENV: 'production', PIM_DEMO: 'true', PORT: '0', HOST: '127.0.0.1', PIM_BASE_URL: '' },
     });

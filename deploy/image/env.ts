@@ -12,3 +12,10 @@ export function imageEnv(dockerfile: string): Record<string, string> {
   }
   return env;
 }
+
+/** The command a Dockerfile's `CMD` runs, from its exec form (`CMD ["node", "dist/main.js"]`). */
+export function imageCommand(dockerfile: string): string[] {
+  const cmd = /^CMD (\[.*\])$/m.exec(dockerfile.split(/^FROM .*$/m).at(-1)!)?.[1];
+  if (!cmd) throw new Error('the Dockerfile has no CMD in exec form');
+  return JSON.parse(cmd) as string[];
+}
