@@ -25,6 +25,7 @@ const metrics =
     ? createMetricsServer(app.metrics, config.observability.metricsPath, app.invalidation?.handle)
     : undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
+process.on('uncaughtException', crash);
 
 const port = await listenOrExit(server, config.port);
 // Said once the server listens: a start that fails on a busy port serves nothing.
@@ -47,6 +48,20 @@ async function shutdown(signal: string): Promise<void> {
   await server.shutdown();
   await demo?.close();
   await exit(0);
+}
+
+/**
+ * A bug nobody caught (unhandled rejections arrive here too): one error line, then the same bounded exit as
+ * a shutdown. Node's own exit would print a stack that is not JSON, then wait on pino's synchronous flush,
+ * for ever if stdout takes nothing; `logger.fatal` flushes the same way, hence `error`. Whatever is thrown
+ * while exiting is not news.
+ */
+let crashed = false;
+function crash(error: Error): void {
+  if (crashed) return;
+  crashed = true;
+  logger.error({ err: error }, 'Uncaught exception, exiting');
+  void exit(1);
 }
 
 /** Exits once the log lines still waiting are written, or once LAST_LINES_MS have passed if stdout takes none. */

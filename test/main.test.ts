@@ -118,6 +118,32 @@ describe('npm start', () => {
   });
 });
 
+describe('a bug nobody caught', () => {
+  // Injected from outside the server's code: a preload that fails on SIGUSR2, as a bug would.
+  const failOnSignal = (failure: string) =>
+    `data:text/javascript,process.on('SIGUSR2', () => setImmediate(() => { ${failure} }))`;
+
+  it.each([
+    ['an uncaught exception', `throw new Error('injected crash')`, 'injected crash'],
+    ['an unhandled rejection', `Promise.reject(new Error('injected rejection'))`, 'injected rejection'],
+  ])('%s: one JSON error line with its stack, and exit code 1', async (_, failure, message) => {
+    const server = startProcess(process.execPath, ['--import', failOnSignal(failure), 'src/main.ts'], {
+      env: serverEnv,
+    });
+    onTestFinished(() => server.kill());
+    await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
+    server.child.kill('SIGUSR2');
+    expect(await server.exited).toBe(1);
+    const errors = server.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const crash = errors.filter((line) => line.level >= 50);
+    expect(crash).toHaveLength(1);
+    expect(crash[0]).toMatchObject({ level: 50, msg: 'Uncaught exception, exiting', err: { message } });
+    expect(crash[0].err.stack).toContain(message);
+    // Nothing but JSON lines: Node printed no stack of its own.
+    expect(server.stderr).toEqual([]);
+  });
+});
+
 describe('start-up refusals: exit code 1 and one line on stderr', () => {
   const refused = async (env: Record<string, string>) => {
     const { code, stderr } = await runProcess(process.execPath, ['src/main.ts'], { env: { ...serverEnv, ...env } });

@@ -17,12 +17,13 @@ function readNow(fd: number): string {
   }
 }
 
-// A log collector that stops reading (a stalled shipper, a full node disk) must not keep a pod from
-// stopping: on main, pino's synchronous flush at exit retried the full pipe forever, until Kubernetes
-// killed the pod at the end of its grace period.
-it('exits on SIGTERM within its grace period while nobody reads its stdout', { timeout: 30_000 }, async () => {
+// A crash injected from outside the server's code: a preload that throws on SIGUSR2, as a bug would.
+const crashOnSignal = `data:text/javascript,process.on('SIGUSR2', () => setImmediate(() => { throw new Error('injected crash') }))`;
+
+/** `node src/main.ts` (production, demo) with its stdout into a pipe nobody reads once it is ready. */
+async function startWithStalledStdout(nodeArgs: string[] = []) {
   const { reader, writer } = stalledPipe();
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH,
@@ -55,12 +56,32 @@ it('exits on SIGTERM within its grace period while nobody reads its stdout', { t
   for (let sent = 0; sent < 2_000; sent += 20) {
     await Promise.all(Array.from({ length: 20 }, () => fetch(url).then((response) => response.arrayBuffer())));
   }
+  /** Resolves how the process ended, or says it still runs `seconds` after being asked to stop. */
+  const outcome = (seconds: number) =>
+    Promise.race([exited.then(() => 'exited'), sleep(seconds * 1_000).then(() => `still running ${seconds} s later`)]);
+  return { child, outcome };
+}
 
+// A log collector that stops reading (a stalled shipper, a full node disk) must not keep a pod from
+// stopping: on main, pino's synchronous flush at exit retried the full pipe forever, until Kubernetes
+// killed the pod at the end of its grace period.
+it('exits on SIGTERM within its grace period while nobody reads its stdout', { timeout: 30_000 }, async () => {
+  const { child, outcome } = await startWithStalledStdout();
   const signalled = performance.now();
   child.kill('SIGTERM');
-  const timeout = sleep(15_000).then(() => 'still running 15 s after SIGTERM');
-  expect(await Promise.race([exited.then(() => 'exited'), timeout])).toBe('exited');
+  expect(await outcome(15)).toBe('exited');
   // The grace period (1 s, nothing in flight) and the bound on writing what waits.
   expect(performance.now() - signalled).toBeLessThan(6_000);
   expect(child.exitCode).toBe(0);
+});
+
+// The same flush ran after an uncaught exception: a crashed server with a stalled stdout hung until the
+// liveness probe killed it, serving nothing meanwhile.
+it('exits with code 1 after an uncaught exception while nobody reads its stdout', { timeout: 30_000 }, async () => {
+  const { child, outcome } = await startWithStalledStdout(['--import', crashOnSignal]);
+  const crashed = performance.now();
+  child.kill('SIGUSR2');
+  expect(await outcome(10)).toBe('exited');
+  expect(performance.now() - crashed).toBeLessThan(5_000);
+  expect(child.exitCode).toBe(1);
 });
