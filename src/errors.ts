@@ -44,12 +44,21 @@ function idsOf(args: PimArgs): string {
  * with a stack (whatever NODE_ENV says); Yoga logs the original on the server. A field ended
  * because its client went away is left as it is: Yoga logs only what it masks, and the request
  * log already says once that the client left (nobody reads this answer). graphql-js's refusals of
- * variables, which carry no code, get BAD_USER_INPUT. Called for errors only: no cost to a request without.
+ * variables, which carry no code, get BAD_USER_INPUT. Yoga's refusal of a POST body that is not JSON
+ * loses the parser's error it carries in `extensions.originalError` (an internal, quoting the body back),
+ * and keeps its 400: Yoga reads that extension as "not a GraphQL error", else answers `application/json` 200.
+ * Called for errors only: no cost to a request without.
  */
 export const maskError: NonNullable<
   Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
 >['maskError'] = (error, message) =>
-  isClientGone(error) ? error : isInputRefusal(error) ? badUserInput(error) : yogaMaskError(error, message, false);
+  isClientGone(error)
+    ? error
+    : isInputRefusal(error)
+      ? badUserInput(error)
+      : hasParserDetail(error)
+        ? withExtensions(error, { code: 'BAD_REQUEST', http: { spec: false, status: 400 } })
+        : yogaMaskError(error, message, false);
 
 /**
  * The client's input refused in words that carry no code: graphql-js's for a variable it cannot coerce
@@ -62,13 +71,19 @@ const isInputRefusal = (error: unknown): error is GraphQLError =>
   ((error.path === undefined && error.message.startsWith('Variable "$')) ||
     error.originalError?.message === 'initialCount must be a positive integer');
 
-const badUserInput = (error: GraphQLError) =>
+const badUserInput = (error: GraphQLError) => withExtensions(error, { ...error.extensions, code: 'BAD_USER_INPUT' });
+
+const hasParserDetail = (error: unknown): error is GraphQLError =>
+  error instanceof GraphQLError && error.extensions['code'] === 'BAD_REQUEST' && 'originalError' in error.extensions;
+
+/** The same error, in the same place, with other extensions. */
+const withExtensions = (error: GraphQLError, extensions: GraphQLError['extensions']) =>
   new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+    extensions,
   });
 
 // The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.

@@ -233,6 +233,21 @@ describe('a refusal that names what the client sent', () => {
   });
 });
 
+// Yoga adds the JSON parser's own error (name, and a message quoting the body back) to its refusal.
+describe('a POST body that is not JSON', () => {
+  it('is refused with the code alone: no parser detail, nothing of the body', async () => {
+    const response = await fetch(`${fixture.facade.origin}/graphql`, {
+      method: 'POST',
+      headers: json,
+      body: `{"query": "{ __typename }", "secret": ${'s'.repeat(50)}`,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+    });
+  });
+});
+
 // JSON.parse takes any depth, JSON.stringify does not: the result cache's key once threw with it (a 500).
 describe('variables nested 5,000 deep', () => {
   it('are answered as any unused variable is, not with a 500', async () => {
