@@ -58,3 +58,22 @@ describe('an answer repeated in one response counts each time it is sent', () =>
     expect(codes).toEqual([]);
   });
 });
+
+// The count was of UTF-16 units, so text outside ASCII (2-3 bytes each in UTF-8) went out at up to 3x the cap.
+describe('what an answer costs to send is its size in bytes', () => {
+  it('for text outside ASCII too', async () => {
+    const accented = JSON.stringify({ status: 200, meta: {}, data: [{ text: 'é'.repeat(100_000) }] });
+    const { facade } = await servers.start(
+      (_req: unknown, res: ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(accented),
+      { PIM_MAX_REQUEST_BYTES: '1048576' },
+    );
+    const aliases = Array.from({ length: 15 }, (_, i) => `a${i}: catalogProducts(catalogId: "C")`).join(' ');
+    const { text, body } = await facade.post(`{ ${aliases} }`);
+    // 200 KB each: five fit in 1 MiB.
+    expect(Buffer.byteLength(text)).toBeLessThan(1.2 * 2 ** 20);
+    expect(body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toEqual(
+      Array.from({ length: 10 }, () => 'UPSTREAM_TOO_LARGE'),
+    );
+  });
+});

@@ -50,7 +50,7 @@ export async function readAnswer(
   const ageS = seconds(age === undefined ? undefined : String(age));
   return {
     body,
-    size: text.length,
+    size: sentSize(text),
     weight: weightOf(text.length, containers),
     freshness: reusable ? freshnessOf(cacheControl, age) : NOT_FRESH,
     kept: reusable ? { text, hints: staleHintsOf(cacheControl), ageS } : undefined,
@@ -102,6 +102,9 @@ function parseJson(text: string): unknown {
  * rather than its text: the store of parsed answers is bounded by this weight.
  */
 const CONTAINER_BYTES = 64;
+
+/** What sending this JSON text in a response costs, in UTF-8 bytes (not UTF-16 units: `é` is two). */
+export const sentSize = (text: string): number => Buffer.byteLength(text);
 
 /** The memory a body of this JSON text takes once parsed, as the store of parsed answers counts it. */
 export const parsedWeight = (text: string): number => weightOf(text.length, containersIn(text));

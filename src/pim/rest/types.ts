@@ -41,7 +41,7 @@ export interface Staleness {
 /** One upstream answer: the parsed JSON body of a 2xx response and its freshness. */
 export interface Answer {
   body: unknown;
-  /** The length of the body's JSON text: what sending it in a response costs (ByteAccount.send). */
+  /** The body's JSON text in UTF-8 bytes: what sending it in a response costs (ByteAccount.send). */
   size: number;
   /** What the parsed body takes in memory, as estimated from its text (rest/answer.ts parsedWeight). */
   weight: number;

@@ -1,5 +1,5 @@
 import type { ByteAccount } from '../rest/byte-limits.ts';
-import { parsedWeight } from '../rest/answer.ts';
+import { parsedWeight, sentSize } from '../rest/answer.ts';
 import { PimError, type PimErrorCode } from '../rest/errors.ts';
 import { asksPastCache, NOT_FRESH } from '../rest/freshness.ts';
 import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
@@ -156,7 +156,7 @@ function served(
   const { text } = entry;
   return {
     body: JSON.parse(text),
-    size: text.length,
+    size: sentSize(text),
     weight: parsedWeight(text),
     freshness: NOT_FRESH,
     stale: { ageS, reason },
