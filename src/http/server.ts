@@ -91,6 +91,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Checked before any route: a body Node would read and throw away is read all the same.
       const refusal = bodyRefusal(req, maxBodyBytes);
       if (refusal) return void send(res, refusal, { errors: [{ message: messages[refusal] }] }, true);
+      // A request target never carries a fragment (RFC 9112 §3.2); Yoga's URL parser would drop it, so
+      // `/metrics#x` would reach the metrics past a proxy's rule on `/metrics`.
+      if (req.url?.includes('#')) return void send(res, 400, { errors: [{ message: fragmentMessage }] }, true);
       const path = (req.url ?? '/').split('?')[0]!;
       // Yoga's URL parser resolves `.`, `..` (also as %2e, and after `\`) and empty segments: `/x/../metrics`
       // would reach the metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
@@ -145,6 +148,8 @@ const messages: Record<number, string> = {
   413: 'The request body is too large',
   503: 'The server is busy with other requests; retry in a second',
 };
+
+const fragmentMessage = 'A request target has no fragment: send it without `#`';
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
 function bodyRefusal(req: IncomingMessage, maxBodyBytes: number): 411 | 413 | undefined {

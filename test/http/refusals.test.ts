@@ -191,6 +191,14 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   ['a request line that is not HTTP', 400, () => viaSocket('NOT HTTP AT ALL\r\n\r\n')],
   ['a header line that is not a header', 400, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\nNo Colon\r\n\r\n')],
   ['headers too slow', 408, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\n')],
+  // Yoga's URL parser drops a fragment: `/metrics#x` reached the metrics past a proxy rule on `/metrics`.
+  ...['/metrics#x', '/graphql#?query=%7B__typename%7D', '/graphql?query=%7B__typename%7D#x'].map(
+    (target): [string, number, () => Promise<Refusal>] => [
+      `the target ${target}, with a fragment`,
+      400,
+      () => viaSocket(`GET ${target} HTTP/1.1\r\nHost: a\r\n\r\n`),
+    ],
+  ),
   // Node's server drops a CONNECT without a word unless told otherwise.
   ['CONNECT', 405, () => viaSocket('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')],
   // Yoga's URL parser resolves them, so `/x/../metrics` reached the metrics past a proxy rule on `/metrics`.
