@@ -1,6 +1,6 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, type ValidationContext } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, type ExecutionResult, type ValidationContext } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
 
 /**
@@ -61,10 +61,28 @@ export function useAbuseLimits({
       // Added after Armor so it wraps Armor's token-counting parser too.
       addPlugin(useValidationGuard());
     },
-    onResultProcess: ({ result }) => keepRefusalStatus(result),
+    onResultProcess({ result, setResult }) {
+      keepRefusalStatus(result);
+      if (Array.isArray(result) && result.some(isAsyncIterable)) setResult(result.map(notStreamedInBatch));
+    },
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
     },
+  };
+}
+
+/**
+ * Yoga writes a stream (@defer, @stream) inside a batch as `{}`, and neither reads nor closes it: its fields
+ * ran for nobody and its bytes counted until the client left. The stream is closed (its execution stops)
+ * and the operation refused in its place; the others of the batch keep their answers.
+ */
+function notStreamedInBatch(result: ExecutionResult): ExecutionResult {
+  // Yoga's types promise plain results in a batch; a stream is what arrives all the same.
+  const stream: unknown = result;
+  if (!isAsyncIterable(stream)) return result;
+  void stream[Symbol.asyncIterator]().return?.();
+  return {
+    errors: [refusal('@defer and @stream are not served inside a batch; send this operation alone', 'BAD_REQUEST')],
   };
 }
 
