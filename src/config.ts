@@ -169,6 +169,8 @@ const layout = {
     headersTimeoutMs: env('HTTP_HEADERS_TIMEOUT_MS', int(100, 600_000).default(10_000)),
     requestTimeoutMs: env('HTTP_REQUEST_TIMEOUT_MS', int(100, 600_000).default(30_000)),
     keepAliveTimeoutMs: env('HTTP_KEEP_ALIVE_TIMEOUT_MS', int(100, 600_000).default(5_000)),
+    // A response whose client takes none of its bytes for this long is cut: its output waits in memory.
+    sendTimeoutMs: env('HTTP_SEND_TIMEOUT_MS', int(100, 600_000).default(30_000)),
     // Requests one process serves at once; past it a request gets 503 at once rather than holding memory
     // for its whole budget behind a slow PIM (a burst of held requests could otherwise exhaust the heap).
     maxInFlight: env('HTTP_MAX_IN_FLIGHT', int(1, 1_000_000).default(1_000)),

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { ByteAccount } from './pim/rest/byte-limits.ts';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
@@ -30,7 +31,12 @@ interface RequestState extends PimContext {
   streams: number;
   /** Yoga has built the response (for a stream, before its later parts exist). */
   responded: boolean;
+  /** Served by node:http: the bytes count until the response is out (`close`), however slowly it is read. */
+  untilClosed: boolean;
 }
+
+/** Yoga's context, and the node:http response when node:http serves the request (not `yoga.fetch`). */
+type ServedContext = YogaInitialContext & { res?: ServerResponse };
 
 /** What every resolver receives. */
 export type Context = YogaInitialContext & PimContext;
@@ -69,10 +75,10 @@ export function createContextFactory({
   maxRepresentations,
   onDedup,
   clientIpHeader,
-}: ContextOptions): { context: (initial: YogaInitialContext) => PimContext; plugin: Plugin } {
+}: ContextOptions): { context: (initial: ServedContext) => PimContext; plugin: Plugin } {
   const contexts = requestSlot<RequestState>('request state');
   let requests = 0;
-  const context = ({ request }: YogaInitialContext): PimContext => {
+  const context = ({ request, res }: ServedContext): PimContext => {
     let built = contexts.get(request);
     if (!built) {
       const upstreamBytes = client.openByteAccount();
@@ -105,7 +111,9 @@ export function createContextFactory({
         }),
       );
       const representations = createAllowance(maxRepresentations);
-      built = { pim, upstreamBytes, representations, streams: 0, responded: false };
+      built = { pim, upstreamBytes, representations, streams: 0, responded: false, untilClosed: res !== undefined };
+      // An answer its client reads slowly, or not at all, waits in memory until it is out or cut.
+      res?.once('close', () => upstreamBytes.release());
       contexts.set(request, built);
       // A client that leaves midway stops its calls and ends its streams too; this also covers one whose
       // iterator is never closed.
@@ -115,9 +123,10 @@ export function createContextFactory({
     }
     return { pim: built.pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
   };
-  // Once the whole response is out, the parsed bodies behind it are garbage: their bytes stop counting.
+  // Once the whole response is built, the parsed bodies behind it are garbage: their bytes stop counting.
+  // Served by node:http, the response's own bytes still wait to be written: the account ends at `close`.
   const settle = (state: RequestState | undefined) => {
-    if (state?.responded && state.streams === 0) state.upstreamBytes.release();
+    if (state?.responded && state.streams === 0 && !state.untilClosed) state.upstreamBytes.release();
   };
   const plugin: Plugin = {
     onExecute: ({ args }) => ({

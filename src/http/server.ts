@@ -15,6 +15,8 @@ export interface HttpOptions {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open. */
   keepAliveTimeoutMs: number;
+  /** How long a response may wait on a client that takes none of its bytes before its connection is cut. */
+  sendTimeoutMs: number;
   /** Requests served at once; past it a request (other than the probes) gets 503 at once. */
   maxInFlight: number;
   /** How long shutdown waits for requests in flight before closing their connections. */
@@ -56,11 +58,13 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs,
+    sendTimeoutMs,
     maxInFlight,
     shutdownGraceMs,
   } = options;
-  // Responses not yet finished; after shutdown starts, the last one to finish lets it go on.
-  const open = new Set<ServerResponse>();
+  // Responses not yet finished, with their sending's progress; after shutdown starts, the last one to
+  // finish lets it go on.
+  const open = new Map<ServerResponse, Progress>();
   let closing = false;
   let drained: (() => void) | undefined;
 
@@ -73,7 +77,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
     },
     (req, res) => {
-      open.add(res);
+      open.set(res, { waiting: 0, since: Date.now() });
       res.once('close', () => {
         open.delete(res);
         // A response whose headers went out before shutdown left its own connection kept alive: end
@@ -112,6 +116,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     },
   ) as FacadeServer;
   server.keepAliveTimeout = keepAliveTimeoutMs;
+  // An answer its client does not read waits in this process's memory (the upstream bytes behind it
+  // count toward PIM_MAX_INFLIGHT_BYTES until it is out): a send that stalls for sendTimeoutMs is cut.
+  const stalls = setInterval(() => cutStalled(open, sendTimeoutMs), Math.min(1_000, sendTimeoutMs / 2)).unref();
+  server.once('close', () => clearInterval(stalls));
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
 
@@ -120,7 +128,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   server.shutdown = () => (shutdown ??= drainAndClose());
   const drainAndClose = async () => {
     closing = true;
-    for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
+    for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
     // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -134,6 +142,27 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     await app.close();
   };
   return server;
+}
+
+/** The bytes of a response still waiting to reach the kernel at the last look, and since when none have. */
+interface Progress {
+  waiting: number;
+  since: number;
+}
+
+// libuv's queue of a write under way: one large chunk goes out in parts, which only this count shows.
+type WithWriteQueue = Socket & { _handle?: { writeQueueSize?: number } | null };
+
+function cutStalled(open: Map<ServerResponse, Progress>, sendTimeoutMs: number): void {
+  const now = Date.now();
+  for (const [res, progress] of open) {
+    const socket = res.socket as WithWriteQueue | null;
+    const waiting = socket ? socket.writableLength + (socket._handle?.writeQueueSize ?? 0) : 0;
+    // Nothing waiting (the answer is still being worked out), or fewer bytes than before: not stalled.
+    if (waiting === 0 || waiting < progress.waiting) progress.since = now;
+    else if (now - progress.since >= sendTimeoutMs) socket!.destroy();
+    progress.waiting = waiting;
+  }
 }
 
 // Node keeps the response it is writing on `_httpMessage`; none means no request is in progress.

@@ -1,0 +1,80 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, it, onTestFinished } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+
+// Catalog pages of 2 MB, each id its own page, kept a minute: aliases of one page cost one read.
+const page = (id: string) => JSON.stringify({ status: 200, meta: { id }, data: [{ text: 'x'.repeat(2_000_000) }] });
+const answer = (req: IncomingMessage, res: ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(page(req.url ?? ''));
+const servers = closedAfterEach();
+const aliases = (id: string, count: number) =>
+  Array.from({ length: count }, (_, i) => `a${i}: catalogProducts(catalogId: "${id}")`).join(' ');
+
+/** Sends one POST on a raw socket and never reads the answer: a client that stopped reading. */
+function stopReading(port: number, query: string): Promise<Socket> {
+  const body = JSON.stringify({ query });
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      socket.pause();
+      resolve(socket);
+    });
+    socket.on('error', () => undefined).once('error', reject);
+    onTestFinished(() => void socket.destroy());
+  });
+}
+
+// A client that stops reading its answer once held it in the server's memory for as long as it kept the
+// connection open: its bytes stopped counting toward PIM_MAX_INFLIGHT_BYTES as soon as the answer was
+// built, and nothing cut the connection. 40 such sockets took the process past 1.9 GB.
+it('counts an unread answer toward the process cap until a send stalled past HTTP_SEND_TIMEOUT_MS ends it', async () => {
+  const { facade } = await servers.start(answer, {
+    PIM_MAX_INFLIGHT_BYTES: String(24 * 2 ** 20),
+    HTTP_SEND_TIMEOUT_MS: '2000',
+  });
+  // 20 MB out of one page read: more than the loopback socket's buffers take, so most waits in the server.
+  const slow = await stopReading(facade.port, `{ ${aliases('SLOW', 10)} }`);
+  await sleep(500);
+  // 8 MB more would pass the 24 MiB the process may hold while the unread 20 MB still counts.
+  const refused = await facade.post(`{ ${aliases('OTHER', 4)} }`);
+  expect(refused.body.errors?.[0]?.message).toBe('The server holds too much catalog data right now; retry later');
+
+  // The stalled send is cut, and its bytes with it: within the timeout and a check or two, the same ask fits.
+  const cut = performance.now();
+  let answered = await facade.post(`{ ${aliases('OTHER', 4)} }`);
+  while (answered.body.errors && performance.now() - cut < 6_000) {
+    await sleep(250);
+    answered = await facade.post(`{ ${aliases('OTHER', 4)} }`);
+  }
+  expect(answered.body.errors).toBeUndefined();
+  expect(performance.now() - cut).toBeGreaterThan(1_000);
+  slow.resume();
+  await new Promise((resolve) => slow.once('close', resolve));
+});
+
+it('leaves a client that reads slowly but steadily alone', { timeout: 30_000 }, async () => {
+  // The kernel takes a reader's bytes in bursts (about one a second here): the timeout is a few of them.
+  const { facade } = await servers.start(answer, { HTTP_SEND_TIMEOUT_MS: '3000' });
+  const socket = await stopReading(facade.port, `{ ${aliases('STEADY', 4)} }`);
+  // A chunk, then a pause of 50 ms: about 1 MB a second.
+  let head = '';
+  let received = 0;
+  const whole = new Promise<string>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (head.length < 1_000) head += chunk.toString('latin1', 0, 1_000);
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+      if (received >= head.indexOf('\r\n\r\n') + 4 + length) resolve('whole');
+      socket.pause();
+      setTimeout(() => socket.resume(), 50);
+    });
+    socket.once('close', () => resolve('cut'));
+  });
+  socket.resume();
+  expect(await whole).toBe('whole');
+  expect(received).toBeGreaterThan(8_000_000);
+});
