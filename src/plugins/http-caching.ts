@@ -91,6 +91,9 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
       const type = headers.get('content-type') ?? '';
       // Batches, streamed parts, refusals and anything else without a policy of its own.
       if (!headers.has('cache-control') || streamedTypes.test(type)) {
+        // Yoga's event stream has `Cache-Control: no-cache`; whatwg-node's set() on headers built from an
+        // object keeps a key cased otherwise beside its own, so the old one goes first.
+        headers.delete('cache-control');
         headers.set('cache-control', noStore(carriesCredential(request.headers)));
       }
       // Synchronous unless there is a body to tag: most responses (POST) go on without a promise.

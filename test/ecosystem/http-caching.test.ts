@@ -132,6 +132,14 @@ describe('no-store', () => {
     expect(response.headers.get('etag')).toBeNull();
   });
 
+  // Yoga's own `Cache-Control: no-cache` on an event stream stayed beside ours (a second header line).
+  it('for server-sent events, as the one Cache-Control', async () => {
+    const response = await get(products, { accept: 'text/event-stream' });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await response.text();
+    expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+
   it('for /health, /readiness and /metrics', async () => {
     for (const path of ['/health', '/readiness', '/metrics']) {
       const response = await fetch(`${fixture.facade.origin}${path}`);
