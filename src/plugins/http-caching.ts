@@ -90,14 +90,16 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
       headers.set('vary', vary.append(headers.get('vary') ?? '', varied));
       const type = headers.get('content-type') ?? '';
       // Batches, streamed parts, refusals and anything else without a policy of its own.
-      if (!headers.has('cache-control') || streamedTypes.test(type)) {
+      const streamed = streamedTypes.test(type);
+      if (!headers.has('cache-control') || streamed) {
         // Yoga's event stream has `Cache-Control: no-cache`; whatwg-node's set() on headers built from an
-        // object keeps a key cased otherwise beside its own, so the old one goes first.
-        headers.delete('cache-control');
+        // object keeps a key cased otherwise beside its own, so that one goes first (only there: a delete
+        // turns such headers into a map, work a plain answer need not do).
+        if (streamed) headers.delete('cache-control');
         headers.set('cache-control', noStore(carriesCredential(request.headers)));
       }
       // Synchronous unless there is a body to tag: most responses (POST) go on without a promise.
-      if (request.method !== 'GET' || response.status !== 200 || !response.body || streamedTypes.test(type)) return;
+      if (request.method !== 'GET' || response.status !== 200 || !response.body || streamed) return;
       return withEtag(request, response, setResponse, fetchAPI);
     },
   };
