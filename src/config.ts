@@ -16,6 +16,8 @@ const list = z.string().transform((v) =>
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
+// An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
+const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const MiB = 2 ** 20;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 31_536_000_000;
@@ -76,8 +78,24 @@ const layout = {
   ),
   /** createUpstreamCredentials: lower-case incoming headers passed on, and the server's own key. */
   credentials: {
-    forwardHeaders: env('PIM_FORWARD_HEADERS', list.default(['x-api-key', 'authorization'])),
-    apiKey: env('PIM_API_KEY', z.string().min(1).optional()),
+    forwardHeaders: env(
+      'PIM_FORWARD_HEADERS',
+      list
+        .refine((names) => names.every((name) => headerName.test(name)), {
+          error: 'header names such as x-api-key,authorization',
+        })
+        .default(['x-api-key', 'authorization']),
+    ),
+    // Sent as a header value: a line break (a key file written with echo) would fail every keyless call.
+    apiKey: env(
+      'PIM_API_KEY',
+      z
+        .string()
+        .regex(/^[\x21-\x7e]+$/, {
+          error: 'a key a header can carry: printable characters, no line break (a key file ending in a newline?)',
+        })
+        .optional(),
+    ),
   },
   /** createPimClient, less what app.ts builds (the base URL, credential names, hooks). */
   pim: {
@@ -227,7 +245,14 @@ const layout = {
       wasMiB('RESPONSE_CACHE_MAX_MB'),
     ),
     // Redis for the caches and APQ, shared by replicas; unset: in process.
-    redisUrl: env('REDIS_URL', url(/^rediss?$/, 'a redis:// or rediss:// URL').optional()),
+    redisUrl: env(
+      'REDIS_URL',
+      url(/^rediss?$/, 'a redis:// or rediss:// URL')
+        .refine((value) => !URL.canParse(value) || /^(\/\d*)?$/.test(new URL(value).pathname), {
+          error: 'a redis:// or rediss:// URL whose path, if any, is a database number such as /0',
+        })
+        .optional(),
+    ),
     // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
     redisTimeoutMs: env('REDIS_TIMEOUT_MS', int(1, 60_000).default(200)),
   },
@@ -260,6 +285,8 @@ export type Config = ReturnType<typeof toConfig> & {
   deprecations: string[];
 };
 
+const secrets = new Set(['CACHE_ADMIN_TOKEN', 'PIM_API_KEY']);
+
 /** Thrown for a bad environment; its message is the one line main.ts prints before exiting. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -275,8 +302,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
     const old = readFrom.get(name);
-    // A token refused for its length is still someone's secret: the line must not print it.
-    const shown = name === 'CACHE_ADMIN_TOKEN' ? '***' : JSON.stringify(withoutPassword(values[name]));
+    // A token or key refused is still someone's secret: the line must not print it.
+    const shown = secrets.has(name) ? '***' : JSON.stringify(withoutPassword(values[name]));
     const setting = old ? `${old}=${JSON.stringify(present[old])} (read as ${name}=${shown})` : `${name}=${shown}`;
     throw new ConfigError(`Invalid ${setting}: expected ${issue.message}`);
   }
@@ -352,12 +379,15 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
 }
 
 /** Settings each valid alone whose combination would quietly do what nobody meant. */
-function unsafeCombination({ inputs, pimBaseUrl, observability, persisted }: Parsed<typeof layout>) {
+function unsafeCombination({ inputs, pimBaseUrl, observability, persisted, http }: Parsed<typeof layout>) {
   if (inputs.nodeEnv === 'production' && !pimBaseUrl && !inputs.demo) {
     return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
   }
   if (observability.metricsPort !== undefined && observability.metricsPath === false)
     return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';
+  if (http.headersTimeoutMs > http.requestTimeoutMs) {
+    return `HTTP_HEADERS_TIMEOUT_MS (${http.headersTimeoutMs}) must not be above HTTP_REQUEST_TIMEOUT_MS (${http.requestTimeoutMs}): the head is part of the request`;
+  }
   if (persisted.only && !persisted.path)
     return 'PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH, the manifest of the documents allowed';
   return undefined;

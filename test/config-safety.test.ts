@@ -85,3 +85,43 @@ describe('METRICS_PORT', () => {
     );
   });
 });
+
+// Each of these started cleanly, then failed every request (a 500 with a stack, or every keyless call) or crashed.
+describe('settings that start and then fail every request', () => {
+  it('PIM_FORWARD_HEADERS with a name no header can have', () => {
+    expect(refusal({ ...upstream, PIM_FORWARD_HEADERS: 'x-api-key,x api key' })).toBe(
+      'Invalid PIM_FORWARD_HEADERS="x-api-key,x api key": expected header names such as x-api-key,authorization',
+    );
+  });
+
+  it.each([
+    ['a trailing newline (a secret file written with echo)', 'key-value\n'],
+    ['a control character', 'key\u0000value'],
+    ['a character outside Latin-1', 'kéy-välue-€'],
+  ])('PIM_API_KEY with %s, without printing the key', (_, key) => {
+    expect(refusal({ ...upstream, PIM_API_KEY: key })).toBe(
+      'Invalid PIM_API_KEY=***: expected a key a header can carry: printable characters, no line break (a key file ending in a newline?)',
+    );
+  });
+
+  it.each(['redis://cache:6379/cache', 'redis://cache:6379/1/2', 'redis://cache:6379/-1'])(
+    'REDIS_URL %s, whose path is no database number',
+    (value) => {
+      expect(refusal({ ...upstream, REDIS_URL: value })).toBe(
+        `Invalid REDIS_URL="${value}": expected a redis:// or rediss:// URL whose path, if any, is a database number such as /0`,
+      );
+    },
+  );
+
+  it('accepts a database number, and none', () => {
+    for (const value of ['redis://cache:6379/3', 'redis://cache:6379/', 'redis://cache:6379']) {
+      expect(refusal({ ...upstream, REDIS_URL: value }), value).toBeUndefined();
+    }
+  });
+
+  it('HTTP_HEADERS_TIMEOUT_MS above HTTP_REQUEST_TIMEOUT_MS, each valid alone', () => {
+    expect(refusal({ ...upstream, HTTP_REQUEST_TIMEOUT_MS: '5000' })).toBe(
+      'HTTP_HEADERS_TIMEOUT_MS (10000) must not be above HTTP_REQUEST_TIMEOUT_MS (5000): the head is part of the request',
+    );
+  });
+});

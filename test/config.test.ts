@@ -24,6 +24,8 @@ const candidates = [
   '7',
   '70',
   '1100',
+  // A request timeout above the headers timeout's default.
+  '60000',
   '2097152',
   '1',
   'true',
