@@ -5,8 +5,8 @@ const servers = closedAfterEach();
 
 // A 503 that says `max-age=60` (a proxy's maintenance page, a PIM's overload answer) was kept by the HTTP
 // cache and replayed for a minute after the PIM had recovered: no call reached it, and each replay counted
-// as an upstream fault until the breaker opened for every caller.
-it.each([503, 500, 429])('never keeps a %i, however long it says it may be kept', async (status) => {
+// as an upstream fault until the breaker opened for every caller. A redirect (never followed: an error here) the same.
+it.each([503, 500, 429, 301, 308])('never keeps a %i, however long it says it may be kept', async (status) => {
   const { upstream, facade } = await servers.start(
     (_req, res, index) =>
       index === 0

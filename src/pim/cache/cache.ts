@@ -107,16 +107,19 @@ function partitionByCredential(
       const stored = store.get(privateKey(key, of));
       return stored instanceof Promise ? stored.then((value) => found(key, of, value)) : found(key, of, stored);
     },
-    // A failure the upstream says may be kept (a maintenance page's `max-age`) is not: replayed, it would
-    // outlast the outage and count as a fault of an upstream that was never called.
+    // A failure the upstream says may be kept (a maintenance page's `max-age`, a redirect, never followed
+    // here) is not: replayed, it would outlast the outage and count as a fault of an upstream never called.
     createWriteStream: (key, value) =>
-      value.statusCode >= 500 || value.statusCode === 429 ? undefined : store.createWriteStream(privateKey(key), value),
+      kept(value.statusCode) ? store.createWriteStream(privateKey(key), value) : undefined,
     delete(key) {
       answers.forget(answerKey(key));
       return store.delete(privateKey(key));
     },
   };
 }
+
+// Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
+const kept = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500 && status !== 429);
 
 // The client's stale step serves stale answers, one refresh per key and with the call's own
 // queue and breaker; undici would serve them too, from inside the call, refreshing on every use.
