@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 
@@ -36,4 +37,18 @@ it('reads escapes as JSON does while it looks for echoed credentials', async () 
     { 'x-api-key': 'key-1234567' },
   );
   expect(body.data.classificationGroups).toEqual(JSON.parse(text));
+});
+
+// Without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3): a PIM or gateway that gzipped its JSON
+// made every field "not JSON" and the PIM unready. The façade reads only the identity coding, and says so.
+it('asks for the identity coding, which a PIM that compresses then sends', async () => {
+  const json = '{"status":200,"data":[{"id":"G"}]}';
+  const { facade, upstream } = await servers.start((req, res) =>
+    req.headers['accept-encoding'] === 'identity'
+      ? res.writeHead(200, { 'content-type': 'application/json' }).end(json)
+      : res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(json)),
+  );
+  const { body } = await facade.post('{ classificationGroups(classificationId: "C") }');
+  expect(body).toEqual({ data: { classificationGroups: { status: 200, data: [{ id: 'G' }] } } });
+  expect(upstream.requests[0]?.headers['accept-encoding']).toBe('identity');
 });

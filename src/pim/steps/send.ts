@@ -25,7 +25,8 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
       const response = await request(checkedUrl(pimRequest.path), {
         dispatcher,
         method: 'GET',
-        headers: { ...headers, accept: 'application/json' },
+        // The body is read as it comes: without `identity` a PIM or gateway may send it compressed.
+        headers: { ...headers, accept: 'application/json', 'accept-encoding': 'identity' },
         signal,
         ...admitted,
       });
