@@ -115,6 +115,7 @@ export function createPimClient({
       queue: createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential }),
       keyOf: credentialKey,
       requestTimeoutMs,
+      stop: breaker.stop,
     }),
     agent,
   });

@@ -42,7 +42,8 @@ export function composeCall(steps: CallSteps): Send {
   const interceptors = [
     // cache/cache.ts, the HTTP cache: a hit or a revalidation answers before admission, so hits never queue.
     steps.httpCache,
-    // admission/admission.ts, the fair queue: only calls bound for the wire wait for a slot and get a deadline.
+    // admission/admission.ts, the fair queue: only calls bound for the wire wait for a slot and get a deadline;
+    // it asks the breaker again as a call leaves it (the breaker may have opened while the call waited).
     steps.admission,
   ];
   // The socket: the Agent's pool, innermost. compose() makes its last interceptor the outermost.

@@ -23,6 +23,11 @@ export interface AdmissionOptions {
   keyOf: (headers: Record<string, string>) => string;
   /** Deadline of one upstream call from the moment it is sent. */
   requestTimeoutMs: number;
+  /**
+   * Asked as each call leaves the queue: an error ends it there, unsent. The breaker (steps/breaker.ts)
+   * decided before the call queued, and may have opened while it waited.
+   */
+  stop?: () => Error | undefined;
 }
 
 /**
@@ -30,7 +35,7 @@ export interface AdmissionOptions {
  * cache interceptor, so cache hits never queue. A call's own deadline starts when it leaves the
  * queue, so waiting there is never blamed on the upstream; the request budget bounds both.
  */
-export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOptions) {
+export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: AdmissionOptions) {
   return (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch =>
     (opts, handler) => {
       const own = opts as typeof opts & Partial<AdmissionDispatchOptions> & { signal?: AbortSignal };
@@ -43,6 +48,8 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs }: AdmissionOpt
         (release) => {
           const left = deadline - Date.now();
           if (left <= 0) return refuse(handler, budgetSpent(), release);
+          const stopped = stop?.();
+          if (stopped) return refuse(handler, stopped, release);
           // Cut short by the budget, the upstream was not given its full time: not its fault.
           const expiry = () =>
             left < requestTimeoutMs

@@ -48,6 +48,8 @@ export function createBreaker({
 }: Pick<ResilienceOptions, 'breakerThreshold' | 'halfOpenAfterMs'> & Pick<ResilienceHooks, 'logger'>): {
   layer: Layer;
   status: UpstreamStatus;
+  /** The error a call let through before the breaker opened gets instead of being sent now; else nothing. */
+  stop(): Error | undefined;
   close(): void;
 } {
   const breaker = circuitBreaker(handleWhen(isFault), {
@@ -101,5 +103,10 @@ export function createBreaker({
       return breakerStates[breaker.state as keyof typeof breakerStates];
     },
   };
-  return { layer: breakerLayer, status, close: log.close };
+  // Half-open lets its probe through, which may itself have queued: only an open breaker stops a call.
+  const stop = () =>
+    breaker.state === CircuitState.Open
+      ? pimError('UPSTREAM_UNAVAILABLE', new Error('the upstream circuit breaker opened while the call waited'))
+      : undefined;
+  return { layer: breakerLayer, status, stop, close: log.close };
 }

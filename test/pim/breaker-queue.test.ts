@@ -1,0 +1,29 @@
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+
+const servers = closedAfterEach();
+
+// The breaker decides before the connection queue, and nothing asked it again when a queued call got its
+// slot: with a PIM that never answers, every queued call still went to it, 12 at a time, each waiting out
+// its timeout, and every client waited out its whole budget though the breaker had said "fail fast".
+it('fails the calls still queued when the breaker opens, without sending them', async () => {
+  const { facade, upstream } = await servers.start(() => undefined, {
+    PIM_TIMEOUT_MS: '500',
+    PIM_RETRIES: '0',
+    PIM_STALE_IF_ERROR_MS: '0',
+    GRAPHQL_BUDGET_MS: '20000',
+  });
+  const started = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => facade.post(`{ classificationGroups(classificationId: "C${i}") }`)),
+  );
+  const codes = answers.map(({ body }) => body.errors[0].extensions.code as string);
+  // One credential's share of the 16 connections (12) times out, and the calls that took their slots before
+  // the breaker had counted ten failures go too (a failure is counted after its slot is free): 24 at most.
+  expect(upstream.requests.length).toBeLessThanOrEqual(24);
+  expect(codes.filter((code) => code === 'UPSTREAM_TIMEOUT').length).toBeLessThanOrEqual(24);
+  expect(codes.filter((code) => code === 'UPSTREAM_UNAVAILABLE').length).toBeGreaterThanOrEqual(36);
+  // Five rounds of 500 ms before (all 60 sent): two now.
+  expect(performance.now() - started).toBeLessThan(2_000);
+  expect(facade.app.upstream.breaker).toBe('open');
+});
