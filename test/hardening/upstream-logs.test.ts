@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { createServer, type Socket } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { captureLogs } from '../helpers/logs.ts';
@@ -64,5 +65,29 @@ describe('upstream state in the log', () => {
     const lines = facade.upstreamLines();
     expect(lines.length).toBeLessThanOrEqual(1 + Math.ceil(elapsed / 1_000));
     expect(lines.at(-1)).toMatchObject({ level: 40, msg: 'Upstream not answering' });
+  });
+});
+
+// A PIM (or something in front of it) answering with bytes that are not valid HTTP failed every call as
+// UPSTREAM_ERROR, opened the breaker, and said nothing of why: not even at debug.
+it('logs an upstream that answers in something other than valid HTTP, with what undici found', async () => {
+  const sockets = new Set<Socket>();
+  const garbled = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n{}'));
+  });
+  await new Promise<void>((resolve) => garbled.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise<void>((resolve) => garbled.close(() => resolve()));
+  });
+  const { port } = garbled.address() as { port: number };
+  const facade = await start(`http://127.0.0.1:${port}`, {});
+  expect((await facade.post()).errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  expect(facade.lines.find((l) => l.msg === 'Upstream answers in something other than valid HTTP')).toMatchObject({
+    level: 40,
+    code: 'UPSTREAM_ERROR',
+    cause: 'HTTPParserError',
+    detail: 'Response does not match the HTTP/1.1 protocol (Invalid character in Content-Length)',
   });
 });

@@ -63,8 +63,9 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
     open: { level: 'warn', message: 'Upstream circuit breaker opened: calls fail fast with UPSTREAM_UNAVAILABLE' },
     closed: { level: 'info', message: 'Upstream circuit breaker closed: calls go through again' },
   });
-  const reachLog = createStateLog<'unreachable' | 'answering'>(sink, 'answering', {
+  const reachLog = createStateLog<'unreachable' | 'garbled' | 'answering'>(sink, 'answering', {
     unreachable: { level: 'warn', message: 'Upstream not answering' },
+    garbled: { level: 'warn', message: 'Upstream answers in something other than valid HTTP' },
     answering: { level: 'info', message: 'Upstream answers again' },
   });
   return {
@@ -75,9 +76,15 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
       if (!(error instanceof PimError)) return;
       const { status, code, reason } = error;
       if (reason) logger?.debug({ status, code, reason }, 'The catalog service refused a call');
+      const cause = (error.cause as { code?: string } | undefined)?.code;
       if (isUpstreamAnswer(status)) reachLog.set('answering');
-      else if (error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') {
-        reachLog.set('unreachable', { code: error.code, cause: (error.cause as { code?: string } | undefined)?.code });
+      else if (code === 'UPSTREAM_UNAVAILABLE' || code === 'UPSTREAM_TIMEOUT')
+        reachLog.set('unreachable', { code, cause });
+      // No status read: the response could not be parsed. undici's error says how, in fixed words of its own
+      // (llhttp's reason, "Headers Overflow Error"), never the bytes it read.
+      else if (code === 'UPSTREAM_ERROR' && status === undefined) {
+        const { name, message } = (error.cause ?? {}) as Partial<Error>;
+        reachLog.set('garbled', { code, cause: cause ?? name, detail: message });
       }
     },
     close() {
