@@ -44,8 +44,12 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
     for (const [tag, ms] of Object.entries(record ?? {})) changed = note(tag, Number(ms)) || changed;
     if (changed) onChange();
   };
+  // Read once the connection is up (at start, and after each reconnection, to catch up), then every
+  // pollMs. A read before that fails at once (no offline queue), and would be logged as Redis failing.
   const timer = shared ? setInterval(() => void poll(), pollMs).unref() : undefined;
-  if (shared) void poll();
+  const connected = () => void poll();
+  shared?.redis.on('ready', connected);
+  if (shared?.redis.status === 'ready') void poll();
   return {
     async invalidate(tag) {
       const now = Date.now();
@@ -59,6 +63,9 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
       for (const tag of tagsOf(path)) latest = Math.max(latest, at.get(tag) ?? 0);
       return latest;
     },
-    close: () => clearInterval(timer),
+    close() {
+      clearInterval(timer);
+      shared?.redis.off('ready', connected);
+    },
   };
 }
