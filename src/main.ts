@@ -28,12 +28,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 process.on('uncaughtException', crash);
 
 const port = await listenOrExit(server, config.port);
-// Said once the server listens: a start that fails on a busy port serves nothing.
+const metricsPort = metrics && (await listenOrExit(metrics, config.observability.metricsPort!));
+// Said once both listen: a start that fails on a busy port (METRICS_PORT too) serves nothing.
 const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true)' : '';
 if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
 logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
-if (metrics) {
-  const metricsPort = await listenOrExit(metrics, config.observability.metricsPort!);
+if (metricsPort !== undefined) {
   logger.info(`Metrics served at http://localhost:${metricsPort}${config.observability.metricsPath}`);
 }
 

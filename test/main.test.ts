@@ -165,6 +165,20 @@ describe('start-up refusals: exit code 1 and one line on stderr', () => {
     expect(lines.join('\n')).not.toMatch(/Serving the bundled demo catalog/);
   });
 
+  it('a METRICS_PORT already in use, after the GraphQL port listened: nothing is said to be ready', async () => {
+    const busy = await start();
+    onTestFinished(() => busy.kill());
+    const port = new URL(busy.url).port;
+    const { code, lines, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
+      env: { ...serverEnv, METRICS_PORT: port },
+    });
+    expect({ code, stderr }).toEqual({
+      code: 1,
+      stderr: [`Cannot listen on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`],
+    });
+    expect(lines.join('\n')).not.toMatch(/ready at|Serving the bundled demo catalog/);
+  });
+
   it('a bad environment names the variable', async () => {
     expect(await refused({ PORT: 'eighty' })).toEqual({
       code: 1,
