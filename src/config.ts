@@ -56,6 +56,17 @@ const layout = {
   pimBaseUrl: env(
     'PIM_BASE_URL',
     url(/^https?$/, 'an absolute http(s) URL such as https://tenant.example.com')
+      // Calls are built from its origin and path: anything else in it would be dropped without a word.
+      .refine(
+        (value) => {
+          const { username, password, search, hash } = URL.canParse(value) ? new URL(value) : new URL('http://x');
+          return !username && !password && !search && !hash && !value.includes('#');
+        },
+        {
+          error:
+            'an absolute http(s) URL such as https://tenant.example.com, without user, password, query or fragment (the key goes in PIM_API_KEY)',
+        },
+      )
       .transform((v) => v.replace(/\/+$/, ''))
       .optional(),
   ),

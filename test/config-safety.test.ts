@@ -119,6 +119,16 @@ describe('settings that start and then fail every request', () => {
     }
   });
 
+  it.each([
+    'https://user:pass@tenant.example.com',
+    'https://tenant.example.com?tenant=a',
+    'https://tenant.example.com#x',
+  ])('PIM_BASE_URL %s, whose credentials, query or fragment no call would carry', (value) => {
+    expect(refusal({ PIM_BASE_URL: value })).toMatch(
+      /^Invalid PIM_BASE_URL=".*": expected an absolute http\(s\) URL such as https:\/\/tenant\.example\.com, without user, password, query or fragment \(the key goes in PIM_API_KEY\)$/,
+    );
+  });
+
   it('HTTP_HEADERS_TIMEOUT_MS above HTTP_REQUEST_TIMEOUT_MS, each valid alone', () => {
     expect(refusal({ ...upstream, HTTP_REQUEST_TIMEOUT_MS: '5000' })).toBe(
       'HTTP_HEADERS_TIMEOUT_MS (10000) must not be above HTTP_REQUEST_TIMEOUT_MS (5000): the head is part of the request',
