@@ -114,6 +114,9 @@ export function createContextFactory({
       built = { pim, upstreamBytes, representations, streams: 0, responded: false, untilClosed: res !== undefined };
       // An answer its client reads slowly, or not at all, waits in memory until it is out or cut.
       res?.once('close', () => upstreamBytes.release());
+      // A client that left before this context was built (while its persisted query was looked up, say):
+      // neither `close` nor the abort below will come again, so nothing of it may count.
+      if (res?.closed || request.signal.aborted) upstreamBytes.release();
       contexts.set(request, built);
       // A client that leaves midway stops its calls and ends its streams too; this also covers one whose
       // iterator is never closed.
