@@ -73,14 +73,18 @@ export function useAbuseLimits({
 
 /**
  * Yoga writes a stream (@defer, @stream) inside a batch as `{}`, and neither reads nor closes it: its fields
- * ran for nobody and its bytes counted until the client left. The stream is closed (its execution stops)
- * and the operation refused in its place; the others of the batch keep their answers.
+ * ran for nobody and its bytes counted until the client left. The stream is closed and the operation refused
+ * in its place; the others of the batch keep their answers. Seen only once executed: the deferred parts have
+ * started by then (their calls count against the request's caps like any other), and end unread.
  */
 function notStreamedInBatch(result: ExecutionResult): ExecutionResult {
   // Yoga's types promise plain results in a batch; a stream is what arrives all the same.
   const stream: unknown = result;
   if (!isAsyncIterable(stream)) return result;
-  void stream[Symbol.asyncIterator]().return?.();
+  // Whatever the closing throws is of a result nobody will read; unhandled, it would end the process.
+  stream[Symbol.asyncIterator]()
+    .return?.()
+    .catch(() => undefined);
   return {
     errors: [refusal('@defer and @stream are not served inside a batch; send this operation alone', 'BAD_REQUEST')],
   };
