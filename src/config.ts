@@ -314,7 +314,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const name = String(issue.path[0]);
     const old = readFrom.get(name);
     // A token or key refused is still someone's secret: the line must not print it.
-    const shown = secrets.has(name) ? '***' : JSON.stringify(withoutPassword(values[name]));
+    const shown = secrets.has(name) ? '***' : JSON.stringify(withoutSecrets(values[name]));
     const setting = old ? `${old}=${JSON.stringify(present[old])} (read as ${name}=${shown})` : `${name}=${shown}`;
     throw new ConfigError(`Invalid ${setting}: expected ${issue.message}`);
   }
@@ -404,8 +404,16 @@ function unsafeCombination({ inputs, pimBaseUrl, observability, persisted, http 
   return undefined;
 }
 
-// A URL setting may carry a password (REDIS_URL): the error line must not print it.
-function withoutPassword(value: string | undefined): string | undefined {
-  // Everything up to the last `@` of the authority: a generated password may hold `/`, `#` or `?`.
-  return value?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@');
+// A URL setting may carry a secret (a REDIS_URL password, a token or key someone put in PIM_BASE_URL): the
+// error line must not print it.
+function withoutSecrets(value: string | undefined): string | undefined {
+  return (
+    value
+      // A password: everything up to the last `@` of the authority (a generated one may hold `/`, `#` or `?`).
+      ?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@')
+      // A user name alone is likely a token.
+      .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^:/@]+@/i, '$1***@')
+      // A query or fragment may hold a key.
+      .replace(/([?#]).*$/, '$1***')
+  );
 }

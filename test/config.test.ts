@@ -59,6 +59,13 @@ describe('loadConfig', () => {
     );
   });
 
+  it.each([
+    ['a token as the user name', 'https://S3CRETTOKEN@pim.example.com', 'https://***@pim.example.com'],
+    ['a key in the query', 'https://pim.example.com/?api_key=S3CRETKEY', 'https://pim.example.com/?***'],
+  ])('never prints %s of a refused PIM_BASE_URL', (_, value, shown) => {
+    expect(() => loadConfig({ PIM_BASE_URL: value })).toThrow(`Invalid PIM_BASE_URL="${shown}": expected`);
+  });
+
   it('has working defaults with an empty environment (the demo catalog)', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
