@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { captureLogs } from '../helpers/logs.ts';
 
 const servers = closedAfterEach();
 
@@ -7,12 +8,12 @@ const servers = closedAfterEach();
 // slot: with a PIM that never answers, every queued call still went to it, 12 at a time, each waiting out
 // its timeout, and every client waited out its whole budget though the breaker had said "fail fast".
 it('fails the calls still queued when the breaker opens, without sending them', async () => {
-  const { facade, upstream } = await servers.start(() => undefined, {
-    PIM_TIMEOUT_MS: '500',
-    PIM_RETRIES: '0',
-    PIM_STALE_IF_ERROR_MS: '0',
-    GRAPHQL_BUDGET_MS: '20000',
-  });
+  const { logger, lines } = captureLogs('info');
+  const { facade, upstream } = await servers.start(
+    () => undefined,
+    { PIM_TIMEOUT_MS: '500', PIM_RETRIES: '0', PIM_STALE_IF_ERROR_MS: '0', GRAPHQL_BUDGET_MS: '20000' },
+    { logger },
+  );
   const started = performance.now();
   const answers = await Promise.all(
     Array.from({ length: 60 }, (_, i) => facade.post(`{ classificationGroups(classificationId: "C${i}") }`)),
@@ -26,4 +27,8 @@ it('fails the calls still queued when the breaker opens, without sending them', 
   // Five rounds of 500 ms before (all 60 sent): two now.
   expect(performance.now() - started).toBeLessThan(2_000);
   expect(facade.app.upstream.breaker).toBe('open');
+  // The calls the breaker stopped say nothing new of the upstream: the log says it times out, no more.
+  expect(
+    lines.filter((line) => line.msg === 'Upstream not answering').map(({ code, cause }) => ({ code, cause })),
+  ).toEqual([{ code: 'UPSTREAM_TIMEOUT', cause: undefined }]);
 });

@@ -106,7 +106,10 @@ export function createBreaker({
   // Half-open lets its probe through, which may itself have queued: only an open breaker stops a call.
   const stop = () =>
     breaker.state === CircuitState.Open
-      ? pimError('UPSTREAM_UNAVAILABLE', new Error('the upstream circuit breaker opened while the call waited'))
+      ? pimError(
+          'UPSTREAM_UNAVAILABLE',
+          new BrokenCircuitError('the upstream circuit breaker opened while the call waited'),
+        )
       : undefined;
   return { layer: breakerLayer, status, stop, close: log.close };
 }

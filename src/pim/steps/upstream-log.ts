@@ -1,3 +1,4 @@
+import { BrokenCircuitError } from 'cockatiel';
 import { isUpstreamAnswer, PimError } from '../rest/errors.ts';
 
 /** Where the upstream's state changes are logged; a pino logger fits. */
@@ -76,15 +77,23 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
       if (!(error instanceof PimError)) return;
       const { status, code, reason } = error;
       if (reason) logger?.debug({ status, code, reason }, 'The catalog service refused a call');
-      const cause = (error.cause as { code?: string } | undefined)?.code;
+      const { name, message, code: cause } = (error.cause ?? {}) as Partial<Error> & { code?: string };
+      // Stopped by the breaker itself (admission asked it): nothing new about the upstream.
+      if (error.cause instanceof BrokenCircuitError) return;
       if (isUpstreamAnswer(status)) reachLog.set('answering');
-      else if (code === 'UPSTREAM_UNAVAILABLE' || code === 'UPSTREAM_TIMEOUT')
-        reachLog.set('unreachable', { code, cause });
-      // No status read: the response could not be parsed. undici's error says how, in fixed words of its own
-      // (llhttp's reason, "Headers Overflow Error"), never the bytes it read.
-      else if (code === 'UPSTREAM_ERROR' && status === undefined) {
-        const { name, message } = (error.cause ?? {}) as Partial<Error>;
+      // No status read because the response could not be parsed: undici's error says how, in fixed words of
+      // its own (llhttp's reason, "Headers Overflow Error"), never the bytes it read.
+      else if (name === 'HTTPParserError' || cause === 'UND_ERR_HEADERS_OVERFLOW') {
         reachLog.set('garbled', { code, cause: cause ?? name, detail: message });
+      }
+      // Refused, reset, timed out, unavailable, or no answer read for another reason (a TLS handshake that
+      // failed: its code says why).
+      else if (
+        code === 'UPSTREAM_UNAVAILABLE' ||
+        code === 'UPSTREAM_TIMEOUT' ||
+        (code === 'UPSTREAM_ERROR' && status === undefined)
+      ) {
+        reachLog.set('unreachable', { code, cause });
       }
     },
     close() {
