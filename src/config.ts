@@ -102,7 +102,8 @@ const layout = {
       'PIM_API_KEY',
       z
         .string()
-        .regex(/^[\x21-\x7e]+$/, {
+        // Printable ASCII; spaces only inside, as a header value keeps them (trimmed at its ends).
+        .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, {
           error: 'a key a header can carry: printable characters, no line break (a key file ending in a newline?)',
         })
         .optional(),

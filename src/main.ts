@@ -61,6 +61,9 @@ function crash(error: Error): void {
   if (crashed) return;
   crashed = true;
   logger.error({ err: error }, 'Uncaught exception, exiting');
+  // Nothing new is taken on while the last lines are written.
+  server.close();
+  server.closeIdleConnections();
   void exit(1);
 }
 

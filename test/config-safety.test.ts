@@ -98,10 +98,15 @@ describe('settings that start and then fail every request', () => {
     ['a trailing newline (a secret file written with echo)', 'key-value\n'],
     ['a control character', 'key\u0000value'],
     ['a character outside Latin-1', 'kéy-välue-€'],
+    ['a space at its end, which a header would lose', 'key-value '],
   ])('PIM_API_KEY with %s, without printing the key', (_, key) => {
     expect(refusal({ ...upstream, PIM_API_KEY: key })).toBe(
       'Invalid PIM_API_KEY=***: expected a key a header can carry: printable characters, no line break (a key file ending in a newline?)',
     );
+  });
+
+  it('PIM_API_KEY with a space inside, which a header carries', () => {
+    expect(refusal({ ...upstream, PIM_API_KEY: 'key with spaces' })).toBeUndefined();
   });
 
   it.each(['redis://cache:6379/cache', 'redis://cache:6379/1/2', 'redis://cache:6379/-1'])(
