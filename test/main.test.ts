@@ -150,33 +150,27 @@ describe('start-up refusals: exit code 1 and one line on stderr', () => {
     return { code, stderr };
   };
 
-  it('a port already in use', async () => {
+  // Nothing is served, so nothing says it is: the metrics port listens after the GraphQL port, and is
+  // checked before "ready" is said.
+  it.each([
+    ['a port already in use', 'PORT', /Serving the bundled demo catalog/],
+    [
+      'a METRICS_PORT already in use, after the GraphQL port listened',
+      'METRICS_PORT',
+      /ready at|Serving the bundled demo catalog/,
+    ],
+  ])('%s', async (_, name, unsaid) => {
     const busy = await start();
     onTestFinished(() => busy.kill());
     const port = new URL(busy.url).port;
     const { code, lines, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
-      env: { ...serverEnv, PORT: port },
+      env: { ...serverEnv, [name]: port },
     });
     expect({ code, stderr }).toEqual({
       code: 1,
       stderr: [`Cannot listen on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`],
     });
-    // Nothing is served, so nothing says it is.
-    expect(lines.join('\n')).not.toMatch(/Serving the bundled demo catalog/);
-  });
-
-  it('a METRICS_PORT already in use, after the GraphQL port listened: nothing is said to be ready', async () => {
-    const busy = await start();
-    onTestFinished(() => busy.kill());
-    const port = new URL(busy.url).port;
-    const { code, lines, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
-      env: { ...serverEnv, METRICS_PORT: port },
-    });
-    expect({ code, stderr }).toEqual({
-      code: 1,
-      stderr: [`Cannot listen on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`],
-    });
-    expect(lines.join('\n')).not.toMatch(/ready at|Serving the bundled demo catalog/);
+    expect(lines.join('\n')).not.toMatch(unsaid);
   });
 
   it('a bad environment names the variable', async () => {
