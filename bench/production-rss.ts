@@ -1,6 +1,7 @@
 /**
- * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options '…']`: the production start's
- * peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap flags than the image's.
+ * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options='--max-semi-space-size=16 …']`:
+ * the production start's peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap
+ * flags than the image's (written with `=`: a value that starts with a dash is otherwise taken for an option).
  * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
  * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, glibc
  * arenas, cache budgets) against the bench upstream,
