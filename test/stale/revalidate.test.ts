@@ -62,3 +62,21 @@ describe.each<{ via: string; env: Record<string, string>; extra: Record<string, 
     expect(await outcome(facade, 'stale')).toBe(51);
   });
 });
+
+describe('cache outcomes', () => {
+  const { start } = closedAfterEach();
+
+  it('counts a call the PIM answered as a miss, though a CDN in front of it sent `Age`', async () => {
+    const { upstream, facade } = await start(answer('v1', { 'cache-control': 'max-age=60', age: '3' }));
+    // The third asks C1 again under another alias: past the cache of whole results, a hit of the HTTP cache.
+    for (const field of [
+      'c1: catalogProducts(catalogId: "C1")',
+      'catalogProducts(catalogId: "C2")',
+      'again: catalogProducts(catalogId: "C1")',
+    ]) {
+      expect((await facade.post(`{ ${field} }`, {}, headers)).body.errors).toBeUndefined();
+    }
+    expect(upstream.requests).toHaveLength(2);
+    expect([await outcome(facade, 'miss'), await outcome(facade, 'hit')]).toEqual([2, 1]);
+  });
+});

@@ -15,6 +15,8 @@ export interface AdmissionDispatchOptions {
   partition?: string | undefined;
   /** Shares of other requests waiting on this call (coalescing): the queue serves it in the best of them. */
   joined?: JoinedShares | undefined;
+  /** Set once the call leaves the queue for the socket: an answer without it came from the HTTP cache. */
+  sent?: { wire: boolean } | undefined;
 }
 
 export interface AdmissionOptions {
@@ -56,6 +58,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
               ? budgetSpent()
               : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${requestTimeoutMs} ms`));
           const timed = timedHandler(handler, Math.min(left, requestTimeoutMs), expiry, release);
+          if (own.sent) own.sent.wire = true;
           try {
             dispatch(opts, timed);
           } catch (error) {

@@ -50,6 +50,8 @@ export interface Answer {
   kept?: Keepable | undefined;
   /** Set when the answer is older than its freshness allows. */
   stale?: Staleness | undefined;
+  /** Set when the HTTP cache answered and no call went to the PIM (an `Age` header says nothing: a CDN sends one). */
+  cached?: boolean | undefined;
 }
 
 /** What one upstream call needs besides the request itself; every step passes it on. */

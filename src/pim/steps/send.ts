@@ -20,7 +20,9 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
   const checkedUrl = urlChecker(base);
   return async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare, partition, joined }) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
-    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition, joined };
+    // The HTTP cache passes the same object on (a revalidation too): admission marks a call it sends.
+    const sent = { wire: false };
+    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition, joined, sent };
     try {
       const response = await request(checkedUrl(pimRequest.path), {
         dispatcher,
@@ -30,7 +32,8 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
         signal,
         ...admitted,
       });
-      return await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
+      const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
+      return sent.wire ? answer : { ...answer, cached: true };
     } catch (error) {
       if (error instanceof PimError) throw error;
       // The caller went away: let its own abort reason through rather than blame the PIM.

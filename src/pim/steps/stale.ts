@@ -100,7 +100,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       try {
         const answer = await next(request, call);
         if (!own) keep(key, answer);
-        onOutcome?.(answer.kept?.ageS === undefined ? 'miss' : 'hit');
+        onOutcome?.(answer.cached ? 'hit' : 'miss');
         return { body: answer.body, size: answer.size, weight: answer.weight, freshness: answer.freshness };
       } catch (error) {
         // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
