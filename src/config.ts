@@ -381,7 +381,11 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
     httpCaching: { ...groups.httpCaching, forwardHeaders: credentials.forwardHeaders },
     /** createResponseCache, less the credentials; false when it or the upstream cache (PIM_CACHE) is off. */
     responseCache: e.pimCache &&
-      e.responseCacheBytes > 0 && { maxBytes: e.responseCacheBytes, forwardHeaders: credentials.forwardHeaders },
+      e.responseCacheBytes > 0 && {
+        maxBytes: e.responseCacheBytes,
+        forwardHeaders: credentials.forwardHeaders,
+        surrogateKeyHeader: groups.httpCaching.surrogateKeyHeader,
+      },
     persisted: {
       ...persisted,
       // A document bigger than a request body could never have been sent.

@@ -41,6 +41,15 @@ function noStore(credential: boolean): string {
   return credential ? 'private, no-store' : 'no-store';
 }
 
+/**
+ * The tag header's value: the catalogs and classifications behind a response a cache may keep, none on
+ * `no-store` (whose tags are then never read: most responses name none).
+ */
+export function surrogateKeys(cacheControl: string, tags: () => Iterable<string> | undefined): string | undefined {
+  const list = cacheControl.includes('no-store') ? [] : [...(tags() ?? [])];
+  return list.length > 0 ? list.join(' ') : undefined;
+}
+
 /** The request carries one of the forwarded (credential) headers, which makes its answers private. */
 export const sendsCredential = (forwardHeaders: readonly string[], headers: Headers): boolean =>
   forwardHeaders.some((name) => (headers.get(name) ?? '') !== '');
@@ -73,8 +82,8 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
       const headers: Record<string, string> = { 'cache-control': cacheControl };
       // A stale field makes the response not fresh (no-store above); Age says how old its oldest data is.
       if (stale.length > 0) headers['age'] = String(Math.max(...stale.map((field) => field.age)));
-      const tags = cacheControl.includes('no-store') ? undefined : pim?.tags();
-      if (tags?.size) headers[surrogateKeyHeader] = [...tags].join(' ');
+      const tags = surrogateKeys(cacheControl, () => pim?.tags());
+      if (tags) headers[surrogateKeyHeader] = tags;
       const http = result.extensions?.http;
       setResult({
         ...result,
@@ -97,6 +106,8 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
         // turns such headers into a map, work a plain answer need not do).
         if (streamed) headers.delete('cache-control');
         headers.set('cache-control', noStore(carriesCredential(request.headers)));
+        // Tags are for what a cache may keep: a stream of a result that was cacheable as one body is not.
+        headers.delete(surrogateKeyHeader);
       }
       // Synchronous unless there is a body to tag: most responses (POST) go on without a promise.
       if (request.method !== 'GET' || response.status !== 200 || !response.body || streamed) return;

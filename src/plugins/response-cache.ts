@@ -6,7 +6,7 @@ import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
 import { aged } from '../pim/rest/freshness.ts';
 import type { Freshness } from '../pim/rest/types.ts';
-import { cacheControlFor, sendsCredential } from './http-caching.ts';
+import { cacheControlFor, sendsCredential, surrogateKeys } from './http-caching.ts';
 
 export interface ResponseCacheOptions {
   /** Bound on the entries: keys and serialized results, counted as two bytes a character. */
@@ -17,6 +17,8 @@ export interface ResponseCacheOptions {
   credentials: UpstreamCredentials;
   /** The client's credential partition of those headers: entries are partitioned as the upstream cache's are. */
   partition: (headers: Readonly<Record<string, string>>) => string;
+  /** The tag header (useHttpCaching's): a hit carries it as its own Cache-Control allows, whatever the filler's did. */
+  surrogateKeyHeader: string;
 }
 
 /** Serialized results of repeated operations, and the hook that drops them when the catalog changes. */
@@ -69,6 +71,7 @@ export function createResponseCache({
   forwardHeaders,
   credentials,
   partition,
+  surrogateKeyHeader,
 }: ResponseCacheOptions): ResponseCache {
   // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
   const keyOf = (params: GraphQLParams, headers: Headers) => {
@@ -144,7 +147,10 @@ export function createResponseCache({
         freshness: aged(entry.freshness, Date.now() - entry.at),
         failed: false,
       });
-      const all = { ...headers, ...entry.headers, 'cache-control': cacheControl };
+      const { [surrogateKeyHeader]: _filler, ...stored } = entry.headers;
+      const all: Record<string, string> = { ...headers, ...stored, 'cache-control': cacheControl };
+      const tags = surrogateKeys(cacheControl, () => entry.tags);
+      if (tags) all[surrogateKeyHeader] = tags;
       setResult({ ...result, extensions: { ...result.extensions, http: { ...http, headers: all } } });
     },
   };

@@ -132,4 +132,27 @@ describe('Surrogate-Key', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('surrogate-key')).toBeNull();
   });
+
+  // The cache of whole results answers a repeat whatever the method or Accept of the request that filled it.
+  it('follows the repeat’s own Cache-Control, not that of the request the cache of results kept', async () => {
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
+    const get = (id: string, accept = 'application/json') =>
+      fetch(`${fixture.facade.url}?query=${encodeURIComponent(field(id))}`, { headers: { accept } });
+    const post = (id: string) =>
+      fetch(fixture.facade.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: field(id) }),
+      });
+    const seen = async (response: Promise<Response>) => {
+      const { headers } = await response;
+      return [headers.get('cache-control'), headers.get('surrogate-key')];
+    };
+    const tagged = ['public, max-age=60, s-maxage=60', 'catalog:FILLED-BY-POST'];
+    expect(await seen(post('FILLED-BY-POST'))).toEqual(['no-store', null]);
+    expect(await seen(get('FILLED-BY-POST'))).toEqual(tagged);
+    expect(await seen(get('FILLED-BY-GET'))).toEqual([tagged[0], 'catalog:FILLED-BY-GET']);
+    expect(await seen(post('FILLED-BY-GET'))).toEqual(['no-store', null]);
+    expect(await seen(get('FILLED-BY-GET', 'text/event-stream'))).toEqual(['no-store', null]);
+  });
 });
