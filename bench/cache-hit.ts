@@ -27,6 +27,7 @@ const client = createPimClient({
   credentialHeaders: config.credentials.forwardHeaders,
   cache: config.pim.cache && { ...config.pim.cache, onError: () => undefined },
   stale: { ...config.pim.stale, onError: () => undefined },
+  probe: { ...config.pim.probe, headers: {} },
 });
 const limits = { maxPageSize: 200, maxIdLength: 128 };
 // The plain id is answered `no-store` (every call goes upstream), the prefixed one `max-age=60` (hits after the first).

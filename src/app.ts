@@ -47,6 +47,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     telemetry: observability.telemetry,
     upstreamFaults: faults.layer,
     resilience: { ...pim.resilience, onRetry, logger },
+    probe: { ...pim.probe, headers: credentials.headers() },
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
   const responses = config.responseCache
@@ -64,7 +65,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       await Promise.all([client.close(), observability.close(), persisted.close()]);
     },
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */
-    ready: createReadiness({ ...config.readiness, client, headers: credentials.headers() }),
+    ready: createReadiness({ ...config.readiness, client }),
     /** Breaker state, read-only. */
     upstream: client.status,
     /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */

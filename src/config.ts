@@ -373,11 +373,11 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
       cache: e.pimCache && { ...pim.cache, maxEntryBytes: pim.maxBodyBytes, ...redis },
       // Invalidations sent to another instance end freshness here within invalidationPollMs.
       stale: { ...pim.stale, ...redis, invalidationPollMs: 1_000 },
+      // The probe's request is built with the limits every request has.
+      probe: { limits: groups.request.limits },
     },
     security: { ...groups.security, introspection, serviceSdl: e.serviceSdl ?? introspection },
     limits: { ...groups.limits, blockSuggestions: !introspection },
-    // The probe's request is built with the limits every request has.
-    readiness: { ...groups.readiness, limits: groups.request.limits },
     httpCaching: { ...groups.httpCaching, forwardHeaders: credentials.forwardHeaders },
     /** createResponseCache, less the credentials; false when it or the upstream cache (PIM_CACHE) is off. */
     responseCache: e.pimCache &&

@@ -12,7 +12,7 @@ import { createRetry } from './steps/retry.ts';
 import { createSend } from './steps/send.ts';
 import { createStaleServing, type StaleServingOptions } from './steps/stale-serving.ts';
 import type { Answer, CallOptions, CallRequest, Layer, UpstreamStatus } from './rest/types.ts';
-import type { PimRequest } from './rest/endpoints.ts';
+import { probeRequest, type InputLimits, type PimRequest } from './rest/endpoints.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -42,6 +42,8 @@ export interface PimClientOptions {
   byteLimits: ByteLimitsOptions;
   /** Retries and circuit breaker, and what they report. */
   resilience: ResilienceOptions & ResilienceHooks;
+  /** The upstream's probe call: built with the input limits of every request, sent with the server's own credential. */
+  probe: { limits: InputLimits; headers: Record<string, string> };
 }
 
 /** Speaks HTTP to the REST service; knows nothing about GraphQL. */
@@ -52,6 +54,8 @@ export interface PimClient {
   close(): Promise<void>;
   /** Breaker state, for readiness and metrics. */
   status: UpstreamStatus;
+  /** The probe call readiness sends (the breaker sends it too, before it opens). */
+  probe: { request: PimRequest; headers: Record<string, string> };
   /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
   openByteAccount(): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
@@ -59,6 +63,9 @@ export interface PimClient {
   /** Bytes of the in-process last-known-good copies, for metrics. */
   staleBytes(): number;
 }
+
+// Its own fair-queue partition (no credential key is spelt so), as readiness's probe has.
+const BREAKER_PROBE_KEY = 'breaker-probe';
 
 /** Creates the upstream client around one pooled undici Agent. */
 export function createPimClient({
@@ -76,6 +83,7 @@ export function createPimClient({
   maxBodyBytes,
   byteLimits,
   resilience: resilienceOptions,
+  probe: probeOptions,
 }: PimClientOptions): PimClient {
   const bytesHeld = createByteLimits(byteLimits);
   const base = new URL(baseUrl);
@@ -100,7 +108,27 @@ export function createPimClient({
   const invalidatedSince = stale?.invalidatedSince ?? (() => 0);
   const cache =
     cacheOptions === false ? undefined : createHttpCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
-  const breaker = createBreaker(resilienceOptions);
+  // no-store keeps the probe out of the HTTP cache altogether: it never waits on its store (Redis).
+  const probe = {
+    request: probeRequest(probeOptions.limits),
+    headers: { ...probeOptions.headers, 'cache-control': 'no-cache, no-store' },
+  };
+  const breaker = createBreaker({
+    ...resilienceOptions,
+    // Below the breaker: its own queue partition, and time to wait for a slot and then time out as a fault.
+    probe: (send) => {
+      const bytes = bytesHeld.open();
+      const deadline = Date.now() + 2 * requestTimeoutMs;
+      const call = {
+        headers: probe.headers,
+        deadline,
+        bytes,
+        queueKey: BREAKER_PROBE_KEY,
+        partition: BREAKER_PROBE_KEY,
+      };
+      return send(probe.request, call).finally(() => bytes.release());
+    },
+  });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
     stale: stale?.layer,
@@ -135,6 +163,7 @@ export function createPimClient({
       await Promise.all([agent.close(), cache?.close(), stale?.close()]);
     },
     status: breaker.status,
+    probe,
     openByteAccount: () => bytesHeld.open(),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {

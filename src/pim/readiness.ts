@@ -1,13 +1,9 @@
 import type { PimClient } from './client.ts';
-import { buildRequest, type InputLimits } from './rest/endpoints.ts';
 import { isUpstreamAnswer, PimError } from './rest/errors.ts';
 import { isFaultyAnswer } from './steps/upstream-faults.ts';
 
 export interface ReadinessOptions {
   client: PimClient;
-  limits: InputLimits;
-  /** Headers of the probe call (the configured API key, if any). */
-  headers: Record<string, string>;
   /** How recent the upstream's last answer must be. */
   maxAgeMs: number;
 }
@@ -32,10 +28,8 @@ const PROBE_QUEUE_KEY = 'readiness-probe';
  * still running, an answer to the one before counts for one probe time longer: a slow probe alone
  * does not turn a ready replica away.
  */
-export function createReadiness({ client, limits, headers, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
-  const probe = buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
-  // no-store keeps the probe out of the HTTP cache altogether: readiness never waits on its store (Redis).
-  const probeHeaders = { ...headers, 'cache-control': 'no-cache, no-store' };
+export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
+  const { request: probe, headers: probeHeaders } = client.probe;
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {

@@ -139,7 +139,8 @@ describe('refused connections and the circuit breaker', () => {
     const codes = async () => (await facade!.post(query)).body.errors?.map((e: any) => e.extensions.code);
 
     for (let i = 0; i < 3; i++) expect(await codes()).toEqual(['UPSTREAM_UNAVAILABLE']);
-    expect(facade.app.upstream.breaker).toBe('open');
+    // Open once the breaker's own probe has failed too, a moment after the threshold.
+    await expect.poll(() => facade!.app.upstream.breaker).toBe('open');
     expect((await fetch(`${facade.origin}/readiness`)).status).toBe(503);
 
     // The upstream is back, but the open breaker answers without calling it.
@@ -168,7 +169,8 @@ describe('refused connections and the circuit breaker', () => {
       PIM_BREAKER_HALF_OPEN_MS: '300',
     });
     for (let i = 0; i < 2; i++) await facade.post(query);
-    expect(facade.app.upstream.breaker).toBe('open');
+    // Open once the breaker's own probe has failed too, a moment after the threshold.
+    await expect.poll(() => facade!.app.upstream.breaker).toBe('open');
     const hanging = await startUpstream(() => undefined, port);
     try {
       await new Promise((resolve) => setTimeout(resolve, 400));

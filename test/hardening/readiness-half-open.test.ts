@@ -22,7 +22,8 @@ async function openBreaker() {
     READINESS_MAX_AGE_MS: '100',
   });
   for (let i = 0; i < 2; i++) await facade.post(`{ catalogProducts(catalogId: "down-${i}") }`);
-  expect(facade.app.upstream.breaker).toBe('open');
+  // Open once the breaker's own probe has failed too, a moment after the threshold.
+  await expect.poll(() => facade!.app.upstream.breaker).toBe('open');
   upstream.respond(hang);
   // Past the half-open delay, the next call through the breaker is its one probe.
   await sleep(HALF_OPEN_MS + 100);

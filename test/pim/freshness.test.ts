@@ -42,6 +42,7 @@ beforeAll(async () => {
     maxBodyBytes: 2 ** 20,
     byteLimits: { maxRequestBytes: 2 ** 20, maxInflightBytes: 2 ** 21 },
     resilience: { retries: 0, retryBaseMs: 10, breakerThreshold: 10, halfOpenAfterMs: 1_000 },
+    probe: { limits: { maxPageSize: 100, maxIdLength: 128 }, headers: {} },
   });
 });
 afterAll(async () => {

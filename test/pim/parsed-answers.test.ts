@@ -38,6 +38,7 @@ beforeAll(async () => {
     maxBodyBytes: 2 ** 20,
     byteLimits: { maxRequestBytes: 2 ** 22, maxInflightBytes: 2 ** 22 },
     resilience: { retries: 0, retryBaseMs: 10, breakerThreshold: 10, halfOpenAfterMs: 1_000 },
+    probe: { limits: { maxPageSize: 100, maxIdLength: 128 }, headers: {} },
   });
 });
 afterAll(async () => {

@@ -122,3 +122,10 @@ function checkId(name: string, id: string, maxLength: number): string {
   if (!id.isWellFormed()) throw new InvalidArgumentError(name, 'must be well-formed Unicode');
   return id;
 }
+
+/**
+ * The upstream's probe: one group of a classification no PIM has, which any healthy PIM answers at once (a 404
+ * is an answer). Readiness asks it, and so does the breaker before it opens.
+ */
+export const probeRequest = (limits: InputLimits): PimRequest =>
+  buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);

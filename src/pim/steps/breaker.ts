@@ -1,12 +1,12 @@
-import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
+import { BrokenCircuitError, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
 import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
 import type { RetryOptions } from './retry.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
-import type { Layer, UpstreamStatus } from '../rest/types.ts';
+import type { CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
 
 /** The retry settings (retry.ts) travel with the breaker's: one configuration group. */
 export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {
-  /** Consecutive upstream failures that open the breaker. */
+  /** Consecutive upstream failures after which the breaker sends its probe; it opens if that fails too. */
   breakerThreshold: number;
   /** Time the breaker stays open before it lets one probe call through. */
   halfOpenAfterMs: number;
@@ -38,24 +38,79 @@ const isFault = (error: unknown) =>
   error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error.status);
 
 /**
- * The circuit breaker step (cockatiel): after consecutive upstream faults it fails calls at once,
- * then lets one probe through. Retries (retry.ts) go inside it, so a retried call is one decision.
+ * Counts consecutive faults, and at `threshold` asks the upstream a call of its own (`ask`); the next fault
+ * after that call failed too opens the breaker (the call's own failure is such a fault). A catalog the PIM is
+ * slow or broken on fails every call for it, in a row when one request asks it many times over: those faults
+ * are about those requests while the PIM answers the probe, and must not open the breaker for everyone.
+ * Without `ask`, the faults alone open it.
+ */
+function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
+  let faults = 0;
+  let asking = false;
+  let down = false;
+  const breaker: IBreaker = {
+    // Serialised by cockatiel's toJSON only, which nothing here calls.
+    get state() {
+      return { faults, asking, down };
+    },
+    set state(_) {},
+    success() {
+      faults = 0;
+      down = false;
+    },
+    failure(circuit) {
+      // Half-open: cockatiel reopens on its one trial call's failure, whatever this says.
+      if (circuit !== CircuitState.Closed || down) return ((faults = 0), (down = false), true);
+      if (++faults < threshold) return false;
+      if (!ask) return ((faults = 0), true);
+      if (!asking) {
+        asking = true;
+        // Not from inside cockatiel's own bookkeeping of this failure.
+        queueMicrotask(ask);
+      }
+      return false;
+    },
+  };
+  return {
+    breaker,
+    /** The probe failed as an outage does. */
+    down: () => void (down = true),
+    /** The probe is over: the next fault past the threshold may ask again (one that proved nothing must too). */
+    settled: () => void (asking = false),
+  };
+}
+
+/**
+ * The circuit breaker step (cockatiel): after consecutive upstream faults it asks the upstream its probe
+ * call; if that fails too, it fails calls at once, then lets one trial call through. Without a probe, the
+ * faults alone open it. Retries (retry.ts) go inside it, so a retried call is one decision.
  */
 export function createBreaker({
   breakerThreshold,
   halfOpenAfterMs,
   logger,
-}: Pick<ResilienceOptions, 'breakerThreshold' | 'halfOpenAfterMs'> & Pick<ResilienceHooks, 'logger'>): {
+  probe,
+}: Pick<ResilienceOptions, 'breakerThreshold' | 'halfOpenAfterMs'> &
+  Pick<ResilienceHooks, 'logger'> & {
+    /** Sends the upstream's probe call with `send` (everything below the breaker, through its decision). */
+    probe?: ((send: Send) => Promise<unknown>) | undefined;
+  }): {
   layer: Layer;
   status: UpstreamStatus;
   /** The error a call let through before the breaker opened gets instead of being sent now; else nothing. */
   stop(): Error | undefined;
   close(): void;
 } {
-  const breaker = circuitBreaker(handleWhen(isFault), {
-    halfOpenAfter: halfOpenAfterMs,
-    breaker: new ConsecutiveBreaker(breakerThreshold),
-  });
+  // The steps below the breaker, once composed: where the probe goes.
+  let below: Send | undefined;
+  const probing = new WeakSet<CallOptions>();
+  // Sends the probe through the breaker's own decision over the steps below it, marked so its fault is known.
+  const ask = (sendProbe: (send: Send) => Promise<unknown>) => () =>
+    void sendProbe((request, call) => (probing.add(call), decide(below!)(request, call)))
+      .catch(() => undefined)
+      .finally(() => counter.settled());
+  const counter = confirmedBreaker(breakerThreshold, probe && ask(probe));
+  const breaker = circuitBreaker(handleWhen(isFault), { halfOpenAfter: halfOpenAfterMs, breaker: counter.breaker });
   // A breaker cannot change more often than once per half-open delay, so neither does its log.
   const log = createUpstreamLog(logger, halfOpenAfterMs);
   breaker.onStateChange((state) => {
@@ -63,40 +118,49 @@ export function createBreaker({
     if (state === CircuitState.Closed) log.breaker('closed');
   });
 
-  const breakerLayer: Layer = (next) => async (request, call) => {
-    let answer: PimError | undefined;
-    let unproven: unknown;
-    try {
-      const result = await breaker.execute(async () => {
-        try {
-          const result = await next(request, call);
-          log.answered();
-          return result;
-        } catch (error) {
-          log.failed(error);
-          if (isFault(error)) throw error;
-          // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on.
-          if (error instanceof PimError && isUpstreamAnswer(error.status)) {
-            answer = error;
-            return undefined;
-          }
-          // Neither answer nor fault (the caller left, the budget ran out): it proves nothing, so it
-          // must not close a half-open breaker, which cockatiel does on any error it does not handle.
-          if (breaker.state === CircuitState.HalfOpen) {
-            unproven = error;
-            throw pimError('UPSTREAM_UNAVAILABLE', error);
-          }
-          throw error;
-        }
-      });
-      if (answer) throw answer;
-      return result!;
-    } catch (error) {
-      if (unproven !== undefined) throw unproven;
-      if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
-      throw error;
-    }
+  const breakerLayer: Layer = (next) => {
+    below ??= next;
+    return decide(next);
   };
+  const decide =
+    (next: Send): Send =>
+    async (request, call) => {
+      let answer: PimError | undefined;
+      let unproven: unknown;
+      try {
+        const result = await breaker.execute(async () => {
+          try {
+            const result = await next(request, call);
+            log.answered();
+            return result;
+          } catch (error) {
+            log.failed(error);
+            if (isFault(error)) {
+              if (probing.has(call)) counter.down();
+              throw error;
+            }
+            // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on.
+            if (error instanceof PimError && isUpstreamAnswer(error.status)) {
+              answer = error;
+              return undefined;
+            }
+            // Neither answer nor fault (the caller left, the budget ran out): it proves nothing, so it
+            // must not close a half-open breaker, which cockatiel does on any error it does not handle.
+            if (breaker.state === CircuitState.HalfOpen) {
+              unproven = error;
+              throw pimError('UPSTREAM_UNAVAILABLE', error);
+            }
+            throw error;
+          }
+        });
+        if (answer) throw answer;
+        return result!;
+      } catch (error) {
+        if (unproven !== undefined) throw unproven;
+        if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
+        throw error;
+      }
+    };
 
   const status: UpstreamStatus = {
     get breaker() {

@@ -1,0 +1,43 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+
+const servers = closedAfterEach();
+const env = { PIM_TIMEOUT_MS: '500', PIM_RETRIES: '0', PIM_STALE_IF_ERROR_MS: '0' };
+
+// A PIM that never answers for one catalog (a huge one, or one that trips a bug of its own) and answers
+// every other call at once.
+const slowFor =
+  (catalogId: string) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url?.includes(`/catalogs/${catalogId}/`)) return;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":200,"meta":{},"data":[]}');
+  };
+const aliases = (catalogId: string, count: number) =>
+  `{ ${Array.from({ length: count }, (_, i) => `p${i}: catalogProducts(catalogId: "${catalogId}", page: ${i})`).join(' ')} }`;
+
+// One request of 12 aliases, within every default limit, timed out 12 calls in a row: the breaker (10 faults in a
+// row) opened for every catalog and credential, and /readiness said 503, for as long as that client kept asking.
+it('stays closed when one client’s calls fail while the upstream answers its own probe', async () => {
+  const { facade, upstream } = await servers.start(slowFor('SLOW'), env);
+  const { body } = await facade.post(aliases('SLOW', 12), {}, { 'x-api-key': 'key-of-attacker' });
+  expect(new Set(body.errors.map((e: any) => e.extensions.code))).toEqual(new Set(['UPSTREAM_TIMEOUT']));
+  const ask = (catalogId: string) =>
+    facade.post(`{ catalogProducts(catalogId: "${catalogId}") }`, {}, { 'x-api-key': 'key-of-someone' });
+  expect((await ask('GOOD')).body.errors).toBeUndefined();
+  // The breaker asked the PIM its own probe, which the PIM answered: the count starts again.
+  await expect.poll(() => upstream.requests.some((r) => r.url.includes('readiness-probe'))).toBe(true);
+  expect((await ask('GOOD-TOO')).body.errors).toBeUndefined();
+  expect(facade.app.upstream.breaker).toBe('closed');
+});
+
+it('opens when the upstream fails its own probe too', async () => {
+  const { facade, upstream } = await servers.start(() => undefined, env);
+  await facade.post(aliases('ANY', 12));
+  await expect.poll(() => facade.app.upstream.breaker, { timeout: 3_000 }).toBe('open');
+  expect(upstream.requests.filter((r) => r.url.includes('readiness-probe'))).toHaveLength(1);
+  const started = performance.now();
+  const { body } = await facade.post('{ catalogProducts(catalogId: "GOOD") }');
+  expect(body.errors[0].extensions.code).toBe('UPSTREAM_UNAVAILABLE');
+  expect(performance.now() - started).toBeLessThan(250);
+});
