@@ -376,8 +376,13 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
       // The probe's request is built with the limits every request has.
       probe: { limits: groups.request.limits },
     },
-    security: { ...groups.security, introspection, serviceSdl: e.serviceSdl ?? introspection },
-    limits: { ...groups.limits, blockSuggestions: !introspection },
+    // Trusted documents only refuses every other document, introspection's and so GraphiQL's too.
+    security: {
+      ...groups.security,
+      introspection: introspection && !persisted.only,
+      serviceSdl: e.serviceSdl ?? introspection,
+    },
+    limits: { ...groups.limits, blockSuggestions: !introspection || persisted.only },
     httpCaching: { ...groups.httpCaching, forwardHeaders: credentials.forwardHeaders },
     /** createResponseCache, less the credentials; false when it or the upstream cache (PIM_CACHE) is off. */
     responseCache: e.pimCache &&

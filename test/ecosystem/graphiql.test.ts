@@ -166,6 +166,22 @@ it('serves only the packaged GraphiQL files, and none of GraphiQL in production'
   }
 });
 
+// A page whose every query (introspection's first) is refused as not trusted is no IDE: it is not served.
+it('serves none of GraphiQL where only trusted documents run', async () => {
+  const manifest = new URL('../../examples/gql/persisted-documents.json', import.meta.url).pathname;
+  const trusted = await startFacade(upstream.url, {
+    PERSISTED_DOCUMENTS_ONLY: 'true',
+    PERSISTED_DOCUMENTS_PATH: manifest,
+  });
+  try {
+    const page = await fetch(trusted.url, { headers: { accept: 'text/html' } });
+    expect(await page.text()).not.toMatch(/graphiql/i);
+    expect((await fetch(`${trusted.origin}/graphiql-assets/yoga-graphiql.umd.js`)).status).toBe(404);
+  } finally {
+    await trusted.close();
+  }
+});
+
 /** Replaces the active tab's headers, as a user typing into the Headers editor. */
 async function setHeaders(page: Page, headers: string) {
   await page.getByText('Headers', { exact: true }).click();
