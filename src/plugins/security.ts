@@ -12,8 +12,11 @@ export interface SecurityOptions {
   serviceSdl: boolean;
 }
 
-/** Header the CSRF prevention plugin asks for; Yoga's own GraphiQL sends it. */
-const CSRF_HEADER = 'x-graphql-yoga-csrf';
+/**
+ * Headers the CSRF prevention takes as proof of a preflight (one is enough): Yoga's own, and those Apollo's
+ * servers and router take, so clients configured for them work here too. GraphiQL sends none: it POSTs JSON.
+ */
+const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name'];
 
 // What a plain HTML form can POST without a CORS preflight: never a GraphQL request of ours.
 const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
@@ -26,7 +29,7 @@ const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'm
 export function useSecurity({ introspection, csrfPrevention, serviceSdl }: SecurityOptions): Plugin {
   return {
     onPluginInit({ addPlugin }) {
-      if (csrfPrevention) addPlugin(useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }));
+      if (csrfPrevention) addPlugin(useCSRFPrevention({ requestHeaders: CSRF_HEADERS }));
     },
     onRequest({ request, endResponse, fetchAPI }) {
       if (request.method !== 'POST') return;

@@ -123,6 +123,11 @@ describe('CSRF prevention, one setting away', () => {
     expect((await get({ 'x-graphql-yoga-csrf': '1' })).status).toBe(200);
   });
 
+  // What Apollo's servers and router accept, and so what Apollo's clients and docs send.
+  it.each(['apollo-require-preflight', 'x-apollo-operation-name'])('takes %s as that header too', async (name) => {
+    expect((await get({ [name]: 'true' })).status).toBe(200);
+  });
+
   it('lets JSON POSTs through, which always need a preflight', async () => {
     expect((await facade.post('{ __typename }')).status).toBe(200);
   });
