@@ -91,6 +91,8 @@ export function createGraphiQLAssets() {
     dist
       ? renderGraphiQL(options)
           .replaceAll(cdn, prefix)
+          // Yoga fills in the first of the page's two title placeholders only (the other is "Loading …").
+          .replaceAll('__TITLE__', options.title ?? '')
           .replace(favicon, '<link rel=icon href="data:,">')
           .replace(bundle, (tag) => `${tag}${keyScript}`)
       : missing;
