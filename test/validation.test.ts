@@ -28,6 +28,8 @@ const rejected: Array<[string, string]> = [
   ['catalogProducts(catalogId: ".")', 'catalogId'],
   ['catalogProducts(catalogId: "..")', 'catalogId'],
   ['catalogProducts(catalogId: "abcdefghijklmnopq")', 'catalogId'],
+  // 17 characters, each two UTF-16 units.
+  [`catalogProducts(catalogId: "${'\u{1F600}'.repeat(17)}")`, 'catalogId'],
   ['catalogProducts(catalogId: "a\\u0000b")', 'catalogId'],
   ['catalogProducts(catalogId: "a\\r\\nX-Injected: 1")', 'catalogId'],
   ['catalogProducts(catalogId: "tab\\there")', 'catalogId'],
@@ -61,6 +63,8 @@ describe('input checks', () => {
     search('languageId: "de-DE"'),
     group('levels: 0'),
     'catalogProducts(catalogId: "abcdefghijklmnop")',
+    // MAX_ID_LENGTH counts characters, as its message says: 16 emoji are 16, not the 32 UTF-16 units they take.
+    `catalogProducts(catalogId: "${'\u{1F600}'.repeat(16)}")`,
   ])('%s passes', async (field) => {
     const { body } = await fixture.facade.post(`{ ${field} }`);
     expect(body.errors).toBeUndefined();

@@ -115,8 +115,14 @@ function checkInt(name: string, value: string | number, min: number, max: number
 
 function checkId(name: string, id: string, maxLength: number): string {
   if (id === '' || id === '.' || id === '..') throw new InvalidArgumentError(name, 'must not be empty, "." or ".."');
-  if (id.length > maxLength)
-    throw new InvalidArgumentError(name, `must be at most ${maxLength} characters, got ${id.length}`);
+  // Characters as a person counts them (code points: an emoji is one, though two UTF-16 units). Past twice the
+  // bound in units none can be within it: such a string (a megabyte, say) is refused without counting.
+  if (id.length > maxLength) {
+    const length = id.length > 2 * maxLength ? undefined : [...id].length;
+    const got = length === undefined ? '' : `, got ${length}`;
+    if (length === undefined || length > maxLength)
+      throw new InvalidArgumentError(name, `must be at most ${maxLength} characters${got}`);
+  }
   if (controlPattern.test(id)) throw new InvalidArgumentError(name, 'must not contain control characters');
   // A lone UTF-16 surrogate has no UTF-8 form, so it cannot be percent-encoded.
   if (!id.isWellFormed()) throw new InvalidArgumentError(name, 'must be well-formed Unicode');
