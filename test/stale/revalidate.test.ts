@@ -80,3 +80,17 @@ describe('cache outcomes', () => {
     expect([await outcome(facade, 'miss'), await outcome(facade, 'hit')]).toEqual([2, 1]);
   });
 });
+
+describe('a lifetime of one second', () => {
+  const { start } = closedAfterEach();
+
+  // The kept copy's freshness ended a second early (the HTTP cache counts from its own receipt): max-age=1 was
+  // stale at once, so every repeat went out `no-store`, marked stale, with a refresh behind it.
+  it('is fresh for a repeat right after it', async () => {
+    const { upstream, facade } = await start(answer('v1', { 'cache-control': 'max-age=1, stale-while-revalidate=30' }));
+    expect((await facade.post('{ a: catalogProducts(catalogId: "C1") }', {}, headers)).body.errors).toBeUndefined();
+    const repeat = await facade.post('{ b: catalogProducts(catalogId: "C1") }', {}, headers);
+    expect(repeat.body.extensions?.stale).toBeUndefined();
+    expect(upstream.requests).toHaveLength(1);
+  });
+});
