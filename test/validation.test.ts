@@ -79,6 +79,19 @@ describe('input checks', () => {
     expect(fixture.upstream.requests).toHaveLength(0);
   });
 
+  // graphql-js 16 finds no such rule of its own: it answered `data: null` and an error without a code, as if
+  // execution had started (the GraphQL spec's "operation type existence" is a validation rule).
+  it.each(['mutation { x }', 'subscription { x }'])(
+    'refuses `%s` in validation: the schema has only queries',
+    async (document) => {
+      const { status, body } = await fixture.facade.post(document, {}, { accept: 'application/graphql-response+json' });
+      expect(status).toBe(400);
+      expect(body).not.toHaveProperty('data');
+      expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      expect(fixture.upstream.requests).toHaveLength(0);
+    },
+  );
+
   it('refuses an out-of-range Int in GraphQL validation, with no upstream call', async () => {
     const { body } = await fixture.facade.post(`{ ${search('page: 2147483648')} }`);
     expect(body.errors?.[0]?.message).toMatch(/Int cannot represent/);

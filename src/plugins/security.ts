@@ -44,6 +44,7 @@ export function useSecurity({ introspection, csrfPrevention, serviceSdl }: Secur
       );
     },
     onValidate({ addValidationRule }) {
+      addValidationRule(operationTypeExists);
       if (!introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       if (!serviceSdl) addValidationRule(noServiceSdl);
     },
@@ -85,5 +86,22 @@ const noServiceSdl: ValidationRule = (context) => ({
     if (node.name.value !== '_service' || context.getParentType()?.name !== 'Query') return;
     const message = 'The subgraph SDL is not served here; publish it with `npm run sdl` or set FEDERATION_SDL=true';
     context.reportError(new GraphQLError(message, { nodes: node }));
+  },
+});
+
+// The GraphQL spec's "operation type existence", which graphql-js 16 leaves to execution: a mutation here got
+// `data: null` and an error without a code, as if it had run. The schema is read-only.
+const operationTypeExists: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    const schema = context.getSchema();
+    const root = {
+      query: schema.getQueryType(),
+      mutation: schema.getMutationType(),
+      subscription: schema.getSubscriptionType(),
+    };
+    if (root[node.operation]) return;
+    context.reportError(
+      new GraphQLError(`This schema has no ${node.operation} type: the catalog is read-only`, { nodes: node }),
+    );
   },
 });
