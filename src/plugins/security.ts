@@ -61,7 +61,9 @@ export function corsFor(origins: readonly string[]): YogaServerOptions<object, o
   return (request: Request) => {
     const origin = request.headers.get('origin');
     if (!origin || !allowed.has(origin.toLowerCase())) return false;
-    return { origin: [origin], methods: ['GET', 'POST'], credentials: false, maxAge: 600 };
+    // A browser app reads only exposed headers: the request id to quote, and how old an answer is.
+    const exposedHeaders = ['x-request-id', 'etag', 'age'];
+    return { origin: [origin], methods: ['GET', 'POST'], credentials: false, maxAge: 600, exposedHeaders };
   };
 }
 

@@ -107,6 +107,16 @@ describe('CORS allow-list', () => {
     const response = await preflight('https://evil.example');
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  // A browser app reads only the response headers CORS exposes: the request id to quote in a bug report, and
+  // what says how old an answer is.
+  it('lets a listed origin read the request id, ETag and Age', async () => {
+    const response = await fetch(`${facade.url}?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { origin: 'https://shop.example' },
+    });
+    const exposed = response.headers.get('access-control-expose-headers')?.toLowerCase().split(/\s*,\s*/);
+    expect(exposed).toEqual(expect.arrayContaining(['x-request-id', 'etag', 'age']));
+  });
 });
 
 describe('CSRF prevention, one setting away', () => {
