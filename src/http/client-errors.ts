@@ -3,7 +3,11 @@ import type { Duplex } from 'node:stream';
 
 // What node:http refuses before any handler runs, by its error code; anything else is malformed HTTP.
 const refusals: Record<string, [status: number, message: string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'The request head is too large; send fewer or shorter headers'],
+  // Node cannot tell a long URL from long headers here: both are its one head limit (HTTP_MAX_HEADER_BYTES).
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'The request head (URL and headers) is too large; send a long query as a POST body, and fewer or shorter headers',
+  ],
   HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'The chunk extensions are too large; send the body without them'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request did not arrive in time; send it whole, without pauses'],
 };

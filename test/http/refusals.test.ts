@@ -220,6 +220,13 @@ describe('every refusal says what to send instead', () => {
   });
 });
 
+// Most often a long query sent as a GET (a client's GET-for-queries), which said only "fewer or shorter headers".
+it('431 for a long GET says to send the query as a POST', async () => {
+  const refusal = await viaSocket(`GET /graphql?query=${'%7B__typename%7D'.repeat(2_000)} HTTP/1.1\r\nHost: a\r\n\r\n`);
+  expect(refusal.status).toBe(431);
+  expect(refusal.message).toMatch(/POST/);
+});
+
 describe('406', () => {
   it('names the Accept it cannot meet and the types it can send', async () => {
     const refusal = await viaFetch(`/graphql?query=${query}`, { headers: { accept: 'application/xml' } });
