@@ -11,7 +11,7 @@ import { createBreaker, type ResilienceHooks, type ResilienceOptions } from './s
 import { createRetry } from './steps/retry.ts';
 import { createSend } from './steps/send.ts';
 import { createStaleServing, type StaleServingOptions } from './steps/stale-serving.ts';
-import type { Answer, CallOptions, CallRequest, Layer, UpstreamStatus } from './rest/types.ts';
+import type { Answer, CallOptions, CallRequest, Layer, Send, UpstreamStatus } from './rest/types.ts';
 import { probeRequest, type InputLimits, type PimRequest } from './rest/endpoints.ts';
 
 export interface PimClientOptions {
@@ -54,8 +54,12 @@ export interface PimClient {
   close(): Promise<void>;
   /** Breaker state, for readiness and metrics. */
   status: UpstreamStatus;
-  /** The probe call readiness sends (the breaker sends it too, before it opens). */
-  probe: { request: PimRequest; headers: Record<string, string> };
+  /**
+   * Sends the upstream's probe call through every step, past every cache, in its own queue partition `queueKey`
+   * (traffic of any caller never queues ahead of it), within `timeoutMs`. Readiness sends it; the breaker sends
+   * it too, from below itself, before it opens.
+   */
+  probe(queueKey: string, timeoutMs: number): Promise<Answer>;
   /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
   openByteAccount(): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
@@ -63,9 +67,6 @@ export interface PimClient {
   /** Bytes of the in-process last-known-good copies, for metrics. */
   staleBytes(): number;
 }
-
-// Its own fair-queue partition (no credential key is spelt so), as readiness's probe has.
-const BREAKER_PROBE_KEY = 'breaker-probe';
 
 /** Creates the upstream client around one pooled undici Agent. */
 export function createPimClient({
@@ -108,26 +109,19 @@ export function createPimClient({
   const invalidatedSince = stale?.invalidatedSince ?? (() => 0);
   const cache =
     cacheOptions === false ? undefined : createHttpCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
+  const probeCall = probeRequest(probeOptions.limits);
   // no-store keeps the probe out of the HTTP cache altogether: it never waits on its store (Redis).
-  const probe = {
-    request: probeRequest(probeOptions.limits),
-    headers: { ...probeOptions.headers, 'cache-control': 'no-cache, no-store' },
+  const probeHeaders = { ...probeOptions.headers, 'cache-control': 'no-cache, no-store' };
+  // The probe through `send`, in its own queue partition `queueKey` (no credential key is spelt so), within `timeoutMs`.
+  const sendProbe = (send: Send, queueKey: string, timeoutMs: number) => {
+    const bytes = bytesHeld.open();
+    const options = { headers: probeHeaders, deadline: Date.now() + timeoutMs, bytes, queueKey, partition: queueKey };
+    return send(probeCall, options).finally(() => bytes.release());
   };
   const breaker = createBreaker({
     ...resilienceOptions,
-    // Below the breaker: its own queue partition, and time to wait for a slot and then time out as a fault.
-    probe: (send) => {
-      const bytes = bytesHeld.open();
-      const deadline = Date.now() + 2 * requestTimeoutMs;
-      const call = {
-        headers: probe.headers,
-        deadline,
-        bytes,
-        queueKey: BREAKER_PROBE_KEY,
-        partition: BREAKER_PROBE_KEY,
-      };
-      return send(probe.request, call).finally(() => bytes.release());
-    },
+    // Below the breaker, with time to wait for a slot and then time out as a fault.
+    probe: (send) => sendProbe(send, 'breaker-probe', 2 * requestTimeoutMs),
   });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
@@ -163,7 +157,7 @@ export function createPimClient({
       await Promise.all([agent.close(), cache?.close(), stale?.close()]);
     },
     status: breaker.status,
-    probe,
+    probe: (queueKey, timeoutMs) => sendProbe(get, queueKey, timeoutMs),
     openByteAccount: () => bytesHeld.open(),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {

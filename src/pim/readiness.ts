@@ -29,23 +29,13 @@ const PROBE_QUEUE_KEY = 'readiness-probe';
  * does not turn a ready replica away.
  */
 export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
-  const { request: probe, headers: probeHeaders } = client.probe;
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
-    const bytes = client.openByteAccount();
-    const answered = await client
-      .get(probe, {
-        headers: probeHeaders,
-        deadline: Date.now() + PROBE_TIMEOUT_MS,
-        bytes,
-        queueKey: PROBE_QUEUE_KEY,
-      })
-      .then(
-        () => true,
-        (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error),
-      );
-    bytes.release();
+    const answered = await client.probe(PROBE_QUEUE_KEY, PROBE_TIMEOUT_MS).then(
+      () => true,
+      (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error),
+    );
     if (answered) answeredAt = Date.now();
     return answered;
   };

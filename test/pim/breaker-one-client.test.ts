@@ -8,9 +8,9 @@ const env = { PIM_TIMEOUT_MS: '500', PIM_RETRIES: '0', PIM_STALE_IF_ERROR_MS: '0
 // A PIM that never answers for one catalog (a huge one, or one that trips a bug of its own) and answers
 // every other call at once.
 const slowFor =
-  (catalogId: string) =>
+  (catalogId: string, alsoTheProbe = false) =>
   (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.url?.includes(`/catalogs/${catalogId}/`)) return;
+    if (req.url?.includes(`/catalogs/${catalogId}/`) || (alsoTheProbe && req.url?.includes('readiness-probe'))) return;
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":200,"meta":{},"data":[]}');
   };
 const aliases = (catalogId: string, count: number) =>
@@ -40,4 +40,35 @@ it('opens when the upstream fails its own probe too', async () => {
   const { body } = await facade.post('{ catalogProducts(catalogId: "GOOD") }');
   expect(body.errors[0].extensions.code).toBe('UPSTREAM_UNAVAILABLE');
   expect(performance.now() - started).toBeLessThan(250);
+});
+
+const timeouts = async (facade: Awaited<ReturnType<typeof servers.startFacade>>) => {
+  const { body } = await facade.app.metrics();
+  return [...body.matchAll(/pim_upstream_requests_total\{[^}]*status="UPSTREAM_TIMEOUT"[^}]*\} (\d+)/g)].reduce(
+    (sum, [, n]) => sum + Number(n),
+    0,
+  );
+};
+
+// The probe went out for a run of faults that a call answered meanwhile had ended: its failure alone opened it.
+it('stays closed when its probe fails after a call was answered', async () => {
+  const { facade } = await servers.start(slowFor('SLOW', true), env);
+  await facade.post(aliases('SLOW', 12), {}, { 'x-api-key': 'key-of-attacker' });
+  const { body } = await facade.post('{ catalogProducts(catalogId: "GOOD") }', {}, { 'x-api-key': 'key-of-someone' });
+  expect(body.errors).toBeUndefined();
+  // The twelve calls and the probe have timed out.
+  await expect.poll(() => timeouts(facade), { timeout: 3_000 }).toBe(13);
+  expect(facade.app.upstream.breaker).toBe('closed');
+});
+
+// A maintenance page for every call, and for the probe a 200 page: readiness calls that no answer, so does the breaker.
+it('opens when its probe gets a page that is not JSON', async () => {
+  const page = (req: IncomingMessage, res: ServerResponse) =>
+    void res
+      .writeHead(req.url?.includes('readiness-probe') ? 200 : 503, { 'content-type': 'text/html' })
+      .end('<h1>Down for maintenance</h1>');
+  const { facade, upstream } = await servers.start(page, { ...env, PIM_BREAKER_THRESHOLD: '3' });
+  await facade.post(aliases('ANY', 3));
+  await expect.poll(() => upstream.requests.some((r) => r.url.includes('readiness-probe'))).toBe(true);
+  await expect.poll(async () => (await facade.post(aliases('MORE', 1)), facade.app.upstream.breaker)).toBe('open');
 });

@@ -28,7 +28,7 @@ export interface Keepable {
   /** The body's JSON text, credentials already blanked out. */
   text: string;
   hints: StaleHints;
-  /** Its `Age` header: undici's cache sets one on every answer it serves; undefined from the wire. */
+  /** Its `Age` header: undici's cache sets one on every answer it serves, a CDN in front of the PIM may too. */
   ageS: number | undefined;
 }
 

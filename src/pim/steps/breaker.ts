@@ -1,6 +1,7 @@
 import { BrokenCircuitError, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
 import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
 import type { RetryOptions } from './retry.ts';
+import { isFaultyAnswer } from './upstream-faults.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
 import type { CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
 
@@ -8,7 +9,7 @@ import type { CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts'
 export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {
   /** Consecutive upstream failures after which the breaker sends its probe; it opens if that fails too. */
   breakerThreshold: number;
-  /** Time the breaker stays open before it lets one probe call through. */
+  /** Time the breaker stays open before it lets one trial call through (half-open). */
   halfOpenAfterMs: number;
 }
 
@@ -42,20 +43,24 @@ const isFault = (error: unknown) =>
  * after that call failed too opens the breaker (the call's own failure is such a fault). A catalog the PIM is
  * slow or broken on fails every call for it, in a row when one request asks it many times over: those faults
  * are about those requests while the PIM answers the probe, and must not open the breaker for everyone.
- * Without `ask`, the faults alone open it.
+ * A call answered while the probe is out ends the run of faults it was asked for: its verdict then counts for
+ * nothing. Without `ask`, the faults alone open it.
  */
 function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
   let faults = 0;
+  // A probe is out; `pending` while its verdict still counts.
   let asking = false;
+  let pending = false;
   let down = false;
   const breaker: IBreaker = {
     // Serialised by cockatiel's toJSON only, which nothing here calls.
     get state() {
-      return { faults, asking, down };
+      return { faults, asking, pending, down };
     },
     set state(_) {},
     success() {
       faults = 0;
+      pending = false;
       down = false;
     },
     failure(circuit) {
@@ -64,7 +69,7 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
       if (++faults < threshold) return false;
       if (!ask) return ((faults = 0), true);
       if (!asking) {
-        asking = true;
+        asking = pending = true;
         // Not from inside cockatiel's own bookkeeping of this failure.
         queueMicrotask(ask);
       }
@@ -73,8 +78,8 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
   };
   return {
     breaker,
-    /** The probe failed as an outage does. */
-    down: () => void (down = true),
+    /** The probe failed as an outage does: the next fault opens the breaker, unless a call was answered since. */
+    down: () => void (down = pending),
     /** The probe is over: the next fault past the threshold may ask again (one that proved nothing must too). */
     settled: () => void (asking = false),
   };
@@ -106,7 +111,8 @@ export function createBreaker({
   const probing = new WeakSet<CallOptions>();
   // Sends the probe through the breaker's own decision over the steps below it, marked so its fault is known.
   const ask = (sendProbe: (send: Send) => Promise<unknown>) => () =>
-    void sendProbe((request, call) => (probing.add(call), decide(below!)(request, call)))
+    void Promise.resolve()
+      .then(() => sendProbe((request, call) => (probing.add(call), decide(below!)(request, call))))
       .catch(() => undefined)
       .finally(() => counter.settled());
   const counter = confirmedBreaker(breakerThreshold, probe && ask(probe));
@@ -135,8 +141,11 @@ export function createBreaker({
             return result;
           } catch (error) {
             log.failed(error);
-            if (isFault(error)) {
-              if (probing.has(call)) counter.down();
+            // The probe is judged as readiness judges it: a refused server key or a page that is not JSON is no
+            // answer. Such an answer is no fault cockatiel counts; the next fault of a real call opens the breaker.
+            const probe = probing.has(call);
+            if (isFault(error) || (probe && isFaultyAnswer(error))) {
+              if (probe) counter.down();
               throw error;
             }
             // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on.
@@ -167,7 +176,7 @@ export function createBreaker({
       return breakerStates[breaker.state as keyof typeof breakerStates];
     },
   };
-  // Half-open lets its probe through, which may itself have queued: only an open breaker stops a call.
+  // Half-open lets its trial call through, which may itself have queued: only an open breaker stops a call.
   const stop = () =>
     breaker.state === CircuitState.Open
       ? pimError(

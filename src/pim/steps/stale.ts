@@ -122,8 +122,8 @@ function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, option
   const storedAt = now - (ageS ?? 0) * 1_000;
   // Without a lifetime of its own, an answer is fresh as long as the HTTP cache's default keeps it.
   // Ending a little early (a second, at most half the lifetime: max-age=1 stays fresh for half of it): the
-  // HTTP cache counts from its own receipt, and once it holds an answer stale it revalidates inside the
-  // call, which a client would wait for.
+  // HTTP cache counts from its own receipt (of the headers; this runs once the body is read), and once it
+  // holds an answer stale it revalidates inside the call, which a client would wait for.
   const own = hints.explicit || hints.noCache;
   const leftMs = own ? freshness.maxAgeS * 1_000 : options.defaultTtlMs;
   const lifetimeMs = (own ? (ageS ?? 0) * 1_000 : 0) + leftMs - Math.min(1_000, leftMs / 2);
