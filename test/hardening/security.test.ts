@@ -114,7 +114,10 @@ describe('CORS allow-list', () => {
     const response = await fetch(`${facade.url}?query=${encodeURIComponent('{ __typename }')}`, {
       headers: { origin: 'https://shop.example' },
     });
-    const exposed = response.headers.get('access-control-expose-headers')?.toLowerCase().split(/\s*,\s*/);
+    const exposed = response.headers
+      .get('access-control-expose-headers')
+      ?.toLowerCase()
+      .split(/\s*,\s*/);
     expect(exposed).toEqual(expect.arrayContaining(['x-request-id', 'etag', 'age']));
   });
 });
