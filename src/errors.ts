@@ -91,3 +91,22 @@ function isClientGone(error: unknown): error is Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   return original instanceof DOMException && original.name === 'AbortError';
 }
+
+// Refusals sent before GraphQL runs, or instead of it, by status: each has a stable code, as a GraphQL error has.
+const refusalCodes: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  404: 'PATH_NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
+  411: 'LENGTH_REQUIRED',
+  413: 'REQUEST_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'REQUEST_HEAD_TOO_LARGE',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'OVERLOADED',
+};
+
+/** The JSON body of an HTTP refusal: one error saying what to send instead, with the status's stable code. */
+export const refusalBody = (status: number, message: string): string =>
+  JSON.stringify({ errors: [{ message, extensions: { code: refusalCodes[status] ?? 'BAD_REQUEST' } }] });

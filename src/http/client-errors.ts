@@ -1,5 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { refusalBody } from '../errors.ts';
 
 // What node:http refuses before any handler runs, by its error code; anything else is malformed HTTP.
 const refusals: Record<string, [status: number, message: string]> = {
@@ -32,7 +33,7 @@ export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
 
 // The parser cannot go on after this: the rest of the connection is discarded once the answer is out.
 function refuseOnSocket(socket: Duplex, status: number, message: string, headers: string[] = []): void {
-  const body = JSON.stringify({ errors: [{ message }] });
+  const body = refusalBody(status, message);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     'content-type: application/json; charset=utf-8',

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { answerClientError, answerConnect } from './client-errors.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
+import { refusalBody } from '../errors.ts';
 
 /** A scrape's answer: the registry in Prometheus text format. */
 export interface MetricsText {
@@ -44,5 +45,5 @@ export function createMetricsServer(
 
 function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify({ errors: [{ message }] }));
+  res.end(refusalBody(status, message));
 }

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { Socket } from 'node:net';
 import { INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
+import { refusalBody } from '../errors.ts';
 
 /** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
@@ -90,18 +91,18 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (closing) res.setHeader('connection', 'close');
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
       if (!isHost(req.headers.host ?? 'localhost')) {
-        return void send(res, 400, { errors: [{ message: messages[400] }] }, true);
+        return void refuse(res, 400, messages[400]!, true);
       }
       // Checked before any route: a body Node would read and throw away is read all the same.
       const refusal = bodyRefusal(req, maxBodyBytes);
-      if (refusal) return void send(res, refusal, { errors: [{ message: messages[refusal] }] }, true);
+      if (refusal) return void refuse(res, refusal, messages[refusal]!, true);
       // A request target never carries a fragment (RFC 9112 §3.2); Yoga's URL parser would drop it, so
       // `/metrics#x` would reach the metrics past a proxy's rule on `/metrics`.
-      if (req.url?.includes('#')) return void send(res, 400, { errors: [{ message: fragmentMessage }] }, true);
+      if (req.url?.includes('#')) return void refuse(res, 400, fragmentMessage, true);
       const path = (req.url ?? '/').split('?')[0]!;
       // Yoga's URL parser resolves `.`, `..` (also as %2e, and after `\`) and empty segments: `/x/../metrics`
       // would reach the metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
-      if (unnormalPath.test(path)) return void send(res, 404, { errors: [{ message: messages[404] }] }, true);
+      if (unnormalPath.test(path)) return void refuse(res, 404, messages[404]!, true);
       if (path === '/health') return void send(res, 200, { status: 'ok' });
       if (path === INVALIDATION_PATH && app.invalidation?.port === 'main') return app.invalidation.handle(req, res);
       if (path === '/readiness') {
@@ -110,7 +111,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       if (open.size > maxInFlight) {
         res.setHeader('retry-after', '1');
-        return void send(res, 503, { errors: [{ message: messages[503] }] });
+        return void refuse(res, 503, messages[503]!);
       }
       void app.yoga(req, res);
     },
@@ -195,5 +196,8 @@ function send(res: ServerResponse, status: number, body: unknown, close = false)
     // The unread body would otherwise be parsed as the next request on this connection.
     ...(close ? { connection: 'close' } : {}),
   });
-  res.end(JSON.stringify(body));
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
 }
+
+const refuse = (res: ServerResponse, status: number, message: string, close = false) =>
+  send(res, status, refusalBody(status, message), close);

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { refusalBody } from '../errors.ts';
 
 /**
  * Refuses a GET whose `variables` or `extensions` are not JSON with a 400, as Yoga does a POST body.
@@ -34,9 +35,7 @@ export function useRefusalMessages(): Plugin {
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
-      setResponse(
-        new fetchAPI.Response(JSON.stringify({ errors: [{ message }] }), { status: response.status, headers }),
-      );
+      setResponse(new fetchAPI.Response(refusalBody(response.status, message), { status: response.status, headers }));
     },
   };
 }

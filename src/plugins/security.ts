@@ -2,6 +2,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import vary from 'vary';
+import { refusalBody } from '../errors.ts';
 
 export interface SecurityOptions {
   /** Introspection queries allowed; GraphiQL and suggestions follow the same setting. */
@@ -35,9 +36,9 @@ export function useSecurity({ introspection, csrfPrevention, serviceSdl }: Secur
       if (request.method !== 'POST') return;
       const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (!formTypes.has(type)) return;
-      const errors = [{ message: `POST with content type ${type} is not accepted; send application/json` }];
+      const message = `POST with content type ${type} is not accepted; send application/json`;
       endResponse(
-        new fetchAPI.Response(JSON.stringify({ errors }), {
+        new fetchAPI.Response(refusalBody(415, message), {
           status: 415,
           headers: { 'content-type': 'application/json; charset=utf-8' },
         }),

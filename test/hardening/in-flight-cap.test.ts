@@ -34,7 +34,7 @@ describe('requests in flight in one process', () => {
     expect(refused).toMatchObject({ status: 503, retryAfter: '1' });
     expect(refused.ms).toBeLessThan(1_000);
     expect(JSON.parse((refused as { text: string }).text)).toEqual({
-      errors: [{ message: expect.stringMatching(/busy/) }],
+      errors: [{ message: expect.stringMatching(/busy/), extensions: { code: 'OVERLOADED' } }],
     });
     // Probes are never refused for load.
     expect((await facade.get('/health')).status).toBe(200);

@@ -34,7 +34,9 @@ describe('the metrics port refuses like the main port', () => {
     const answer = await raw(port, 'NOT HTTP AT ALL\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
-    expect(answer).toContain('{"errors":[{"message":"The request is not valid HTTP/1.1"}]}');
+    expect(answer).toContain(
+      '{"errors":[{"message":"The request is not valid HTTP/1.1","extensions":{"code":"BAD_REQUEST"}}]}',
+    );
   });
 
   it('a CONNECT gets 405 with a one-line JSON message, not a dropped connection', async () => {
@@ -50,7 +52,9 @@ describe('the metrics port refuses like the main port', () => {
     expect(response.status).toBe(500);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ errors: [{ message: expect.stringMatching(/\w+ \w+/) }] });
+    expect(JSON.parse(text)).toEqual({
+      errors: [{ message: expect.stringMatching(/\w+ \w+/), extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+    });
     expect(text).not.toContain('collector failed');
   });
 });

@@ -49,7 +49,9 @@ describe('a GET request with a body past the limit', () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
-    expect(answer).toContain('{"errors":[{"message":"The request body is too large"}]}');
+    expect(answer).toContain(
+      '{"errors":[{"message":"The request body is too large","extensions":{"code":"REQUEST_TOO_LARGE"}}]}',
+    );
   });
 
   it('a GET with a body under the limit is still answered', async () => {
@@ -68,7 +70,12 @@ describe('refusals Yoga sends without a body', () => {
     expect(response.status).toBe(415);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await response.json()).toEqual({
-      errors: [{ message: 'POST without a content type is not accepted; send application/json' }],
+      errors: [
+        {
+          message: 'POST without a content type is not accepted; send application/json',
+          extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' },
+        },
+      ],
     });
   });
 
@@ -80,7 +87,12 @@ describe('refusals Yoga sends without a body', () => {
     });
     expect(response.status).toBe(415);
     expect(await response.json()).toEqual({
-      errors: [{ message: 'POST with content type application/xml is not accepted; send application/json' }],
+      errors: [
+        {
+          message: 'POST with content type application/xml is not accepted; send application/json',
+          extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' },
+        },
+      ],
     });
   });
 
@@ -88,7 +100,9 @@ describe('refusals Yoga sends without a body', () => {
     const response = await fetch(`${fixture.facade.origin}${path}`);
     expect(response.status).toBe(404);
     expect(response.headers.get('x-request-id')).toBeTruthy();
-    expect(await response.json()).toEqual({ errors: [{ message: 'Nothing is served here; GraphQL is at /graphql' }] });
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'Nothing is served here; GraphQL is at /graphql', extensions: { code: 'PATH_NOT_FOUND' } }],
+    });
     expect(fixture.upstream.requests).toHaveLength(0);
   });
 });
@@ -97,14 +111,16 @@ describe('refusals Yoga sends without a body', () => {
 interface Refusal {
   status: number;
   type: string | null;
-  message: unknown;
+  message?: unknown;
+  code?: unknown;
 }
 
-const messageOf = (text: string): unknown => {
+const errorOf = (text: string): { message?: unknown; code?: unknown } => {
   try {
-    return JSON.parse(text).errors[0].message;
+    const [error] = JSON.parse(text).errors;
+    return { message: error.message, code: error.extensions?.code };
   } catch {
-    return undefined;
+    return {};
   }
 };
 
@@ -113,7 +129,7 @@ async function viaFetch(path: string, init: RequestInit = {}): Promise<Refusal> 
   return {
     status: response.status,
     type: response.headers.get('content-type'),
-    message: messageOf(await response.text()),
+    ...errorOf(await response.text()),
   };
 }
 
@@ -131,7 +147,7 @@ function viaSocket(bytes: string): Promise<Refusal> {
       resolve({
         status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
         type: /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1] ?? null,
-        message: messageOf(/\r\ntransfer-encoding: chunked/i.test(head) ? dechunk(body) : body),
+        ...errorOf(/\r\ntransfer-encoding: chunked/i.test(head) ? dechunk(body) : body),
       });
     });
   });
@@ -212,11 +228,13 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
 ];
 
 describe('every refusal says what to send instead', () => {
-  it.each(refusals)('%s: %i with a JSON message', async (_name, status, send) => {
+  it.each(refusals)('%s: %i with a JSON message and a stable code', async (_name, status, send) => {
     const refusal = await send();
     expect(refusal.status).toBe(status);
     expect(refusal.type).toMatch(/^application\/json/);
     expect(refusal.message).toEqual(expect.stringMatching(/\w+ \w+/));
+    // As every GraphQL error has one: a client branches on the code, not on the words.
+    expect(refusal.code).toEqual(expect.stringMatching(/^[A-Z_]+$/));
   });
 });
 
