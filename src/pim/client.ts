@@ -12,7 +12,8 @@ import { createRetry } from './steps/retry.ts';
 import { createSend } from './steps/send.ts';
 import { createStaleServing, type StaleServingOptions } from './steps/stale-serving.ts';
 import type { Answer, CallOptions, CallRequest, Layer, Send, UpstreamStatus } from './rest/types.ts';
-import { probeRequest, type InputLimits, type PimRequest } from './rest/endpoints.ts';
+import { PROBE_ANSWER_MS, probeRequest, type InputLimits, type PimRequest } from './rest/endpoints.ts';
+import { pimError } from './rest/errors.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -56,10 +57,10 @@ export interface PimClient {
   status: UpstreamStatus;
   /**
    * Sends the upstream's probe call through every step, past every cache, in its own queue partition `queueKey`
-   * (traffic of any caller never queues ahead of it), within `timeoutMs`. Readiness sends it; the breaker sends
-   * it too, from below itself, before it opens.
+   * (traffic of any caller never queues ahead of it); not answered within PROBE_ANSWER_MS, it fails with
+   * BUDGET_EXCEEDED. Readiness sends it; the breaker sends it too, from below itself, before it opens.
    */
-  probe(queueKey: string, timeoutMs: number): Promise<Answer>;
+  probe(queueKey: string): Promise<Answer>;
   /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
   openByteAccount(): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
@@ -67,6 +68,9 @@ export interface PimClient {
   /** Bytes of the in-process last-known-good copies, for metrics. */
   staleBytes(): number;
 }
+
+const probeTimeout = () =>
+  pimError('UPSTREAM_TIMEOUT', new Error(`no answer to the probe within ${PROBE_ANSWER_MS} ms`));
 
 /** Creates the upstream client around one pooled undici Agent. */
 export function createPimClient({
@@ -112,17 +116,18 @@ export function createPimClient({
   const probeCall = probeRequest(probeOptions.limits);
   // no-store keeps the probe out of the HTTP cache altogether: it never waits on its store (Redis).
   const probeHeaders = { ...probeOptions.headers, 'cache-control': 'no-cache, no-store' };
-  // The probe through `send`, in its own queue partition `queueKey` (no credential key is spelt so), within `timeoutMs`.
-  const sendProbe = (send: Send, queueKey: string, timeoutMs: number) => {
+  // The probe through `send`, in its own queue partition `queueKey` (no credential key is spelt so), answered
+  // within PROBE_ANSWER_MS, queue wait included. Readiness's ends there by its budget (no fault of anyone's, for
+  // the breaker); the breaker's own as a timeout, a fault it counts: a PIM that leaves it unanswered is not answering.
+  const sendProbe = (send: Send, queueKey: string, lateIsFault: boolean) => {
     const bytes = bytesHeld.open();
-    const options = { headers: probeHeaders, deadline: Date.now() + timeoutMs, bytes, queueKey, partition: queueKey };
-    return send(probeCall, options).finally(() => bytes.release());
+    const late = new AbortController();
+    const timer = lateIsFault ? setTimeout(() => late.abort(probeTimeout()), PROBE_ANSWER_MS) : undefined;
+    const deadline = Date.now() + (lateIsFault ? 2 : 1) * PROBE_ANSWER_MS;
+    const options = { headers: probeHeaders, signal: late.signal, deadline, bytes, queueKey, partition: queueKey };
+    return send(probeCall, options).finally(() => (clearTimeout(timer), bytes.release()));
   };
-  const breaker = createBreaker({
-    ...resilienceOptions,
-    // Below the breaker, with time to wait for a slot and then time out as a fault.
-    probe: (send) => sendProbe(send, 'breaker-probe', 2 * requestTimeoutMs),
-  });
+  const breaker = createBreaker({ ...resilienceOptions, probe: (send) => sendProbe(send, 'breaker-probe', true) });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
     stale: stale?.layer,
@@ -157,7 +162,7 @@ export function createPimClient({
       await Promise.all([agent.close(), cache?.close(), stale?.close()]);
     },
     status: breaker.status,
-    probe: (queueKey, timeoutMs) => sendProbe(get, queueKey, timeoutMs),
+    probe: (queueKey) => sendProbe(get, queueKey, false),
     openByteAccount: () => bytesHeld.open(),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {

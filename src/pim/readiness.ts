@@ -1,4 +1,5 @@
 import type { PimClient } from './client.ts';
+import { PROBE_ANSWER_MS } from './rest/endpoints.ts';
 import { isUpstreamAnswer, PimError } from './rest/errors.ts';
 import { isFaultyAnswer } from './steps/upstream-faults.ts';
 
@@ -8,8 +9,6 @@ export interface ReadinessOptions {
   maxAgeMs: number;
 }
 
-// A probe slower than this says "not ready" as clearly as a failure does.
-const PROBE_TIMEOUT_MS = 2_000;
 // Readiness answers by then whatever the probe does (Kubernetes' default probe timeout is 1 s); a
 // probe still running goes on, and its outcome answers the next check.
 const ANSWER_WITHIN_MS = 900;
@@ -32,7 +31,7 @@ export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => P
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
-    const answered = await client.probe(PROBE_QUEUE_KEY, PROBE_TIMEOUT_MS).then(
+    const answered = await client.probe(PROBE_QUEUE_KEY).then(
       () => true,
       (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error),
     );
@@ -45,7 +44,7 @@ export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => P
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'running'>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, 'running')));
     const outcome = await Promise.race([inFlight, late]).finally(() => clearTimeout(timer));
-    const answered = outcome === 'running' ? Date.now() - answeredAt <= maxAgeMs + PROBE_TIMEOUT_MS : outcome;
+    const answered = outcome === 'running' ? Date.now() - answeredAt <= maxAgeMs + PROBE_ANSWER_MS : outcome;
     return answered && client.status.breaker === 'closed';
   };
 }

@@ -72,3 +72,21 @@ it('opens when its probe gets a page that is not JSON', async () => {
   await expect.poll(() => upstream.requests.some((r) => r.url.includes('readiness-probe'))).toBe(true);
   await expect.poll(async () => (await facade.post(aliases('MORE', 1)), facade.app.upstream.breaker)).toBe('open');
 });
+
+// The probe had a whole PIM_TIMEOUT_MS: in an outage of calls that hang, the breaker opened that much later than
+// the threshold alone, while every call waited out its own timeout. A PIM that leaves a probe for a made-up id
+// unanswered for two seconds is not answering.
+it('opens about two seconds after the threshold, not a whole PIM_TIMEOUT_MS', async () => {
+  const { facade } = await servers.start(() => undefined, {
+    ...env,
+    PIM_TIMEOUT_MS: '6000',
+    PIM_BREAKER_THRESHOLD: '3',
+  });
+  const started = performance.now();
+  await facade.post(aliases('ANY', 3));
+  const faulted = performance.now();
+  await expect.poll(() => facade.app.upstream.breaker, { timeout: 5_000, interval: 100 }).toBe('open');
+  console.info('breaker open after the threshold (ms):', Math.round(performance.now() - faulted));
+  // Six seconds more before; about two now.
+  expect(performance.now() - started).toBeLessThan(6_000 + 3_500);
+}, 15_000);
