@@ -2,6 +2,16 @@ import { STATUS_CODES } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { refusalBody } from '../errors.ts';
 
+// A batch (GRAPHQL_BATCHING) of no operation is a malformed request, which Yoga answered `200 []`.
+const batchCheck = {
+  onRequestParseDone({ requestParserResult }: { requestParserResult: unknown }) {
+    if (Array.isArray(requestParserResult) && requestParserResult.length === 0)
+      throw createGraphQLError('A batch holds at least one operation', {
+        extensions: { http: { status: 400 }, code: 'BAD_REQUEST' },
+      });
+  },
+};
+
 /**
  * Refuses a GET whose `variables` or `extensions` are not JSON with a 400, as Yoga does a POST body.
  * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
@@ -17,6 +27,7 @@ export function useRefusalMessages(): Plugin {
     },
     // Yoga's GET parser lets JSON.parse throw on `variables` or `extensions`, which it then answers as a 500.
     onRequestParse({ request, requestParser, setRequestParser }) {
+      if (request.method === 'POST') return batchCheck;
       if (request.method !== 'GET' || !requestParser) return;
       setRequestParser((req) => {
         try {

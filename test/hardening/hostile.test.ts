@@ -201,6 +201,8 @@ const rows: Row[] = [
     'BAD_REQUEST',
     0,
   ],
+  // Answered `200 []` before: a request of no operation is a malformed one.
+  ['an empty batch', () => postJson('[]'), 400, 'BAD_REQUEST', 0],
   // graphql-js gives these no code; Apollo Server calls them BAD_USER_INPUT, and so do we (metrics said UNKNOWN).
   [
     'a variable of the wrong type',
