@@ -30,7 +30,7 @@ const formTypes = new Set(['text/plain', 'application/x-www-form-urlencoded', 'm
 export function useSecurity({ introspection, csrfPrevention, serviceSdl }: SecurityOptions): Plugin {
   return {
     onPluginInit({ addPlugin }) {
-      if (csrfPrevention) addPlugin(useCSRFPrevention({ requestHeaders: CSRF_HEADERS }));
+      if (csrfPrevention) addPlugin(withCsrfCode(useCSRFPrevention({ requestHeaders: CSRF_HEADERS })));
     },
     onRequest({ request, endResponse, fetchAPI }) {
       if (request.method !== 'POST') return;
@@ -108,3 +108,18 @@ const operationTypeExists: ValidationRule = (context) => ({
     );
   },
 });
+
+// Yoga's CSRF refusal, with the stable code every other refusal has.
+function withCsrfCode(plugin: Plugin): Plugin {
+  const check = plugin.onRequestParse!;
+  return {
+    onRequestParse(payload) {
+      try {
+        return check(payload);
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        throw new GraphQLError(error.message, { extensions: { ...error.extensions, code: 'CSRF_HEADER_REQUIRED' } });
+      }
+    },
+  };
+}

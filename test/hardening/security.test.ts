@@ -132,7 +132,10 @@ describe('CSRF prevention, one setting away', () => {
     fetch(`${facade.url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept, ...headers } });
 
   it('refuses a GET without the header a browser cannot add cross-site without a preflight', async () => {
-    expect((await get({})).status).toBe(403);
+    const refused = await get({});
+    expect(refused.status).toBe(403);
+    // As every other refusal: a stable code beside the message.
+    expect((await refused.json()).errors[0].extensions.code).toBe('CSRF_HEADER_REQUIRED');
     expect((await get({ 'x-graphql-yoga-csrf': '1' })).status).toBe(200);
   });
 
