@@ -13,7 +13,6 @@ import { createSend } from './steps/send.ts';
 import { createStaleServing, type StaleServingOptions } from './steps/stale-serving.ts';
 import type { Answer, CallOptions, CallRequest, Layer, Send, UpstreamStatus } from './rest/types.ts';
 import { PROBE_ANSWER_MS, probeRequest, type InputLimits, type PimRequest } from './rest/endpoints.ts';
-import { pimError } from './rest/errors.ts';
 
 export interface PimClientOptions {
   /** Scheme, host and optional path prefix in front of `/pxm/pimapi/v1`. */
@@ -69,9 +68,6 @@ export interface PimClient {
   staleBytes(): number;
 }
 
-const probeTimeout = () =>
-  pimError('UPSTREAM_TIMEOUT', new Error(`no answer to the probe within ${PROBE_ANSWER_MS} ms`));
-
 /** Creates the upstream client around one pooled undici Agent. */
 export function createPimClient({
   baseUrl,
@@ -116,16 +112,16 @@ export function createPimClient({
   const probeCall = probeRequest(probeOptions.limits);
   // no-store keeps the probe out of the HTTP cache altogether: it never waits on its store (Redis).
   const probeHeaders = { ...probeOptions.headers, 'cache-control': 'no-cache, no-store' };
-  // The probe through `send`, in its own queue partition `queueKey` (no credential key is spelt so), answered
-  // within PROBE_ANSWER_MS, queue wait included. Readiness's ends there by its budget (no fault of anyone's, for
-  // the breaker); the breaker's own as a timeout, a fault it counts: a PIM that leaves it unanswered is not answering.
-  const sendProbe = (send: Send, queueKey: string, lateIsFault: boolean) => {
+  // The probe through `send`, in its own queue partition `queueKey` (no credential key is spelt so). Readiness's
+  // has PROBE_ANSWER_MS in all, queue wait included, and ends by its budget, no fault of anyone's. The breaker's may
+  // wait a whole PIM_TIMEOUT_MS for a connection (a wait says nothing of the PIM: it may be other calls holding them
+  // all), then has PROBE_ANSWER_MS (no more than a call) to be answered, past which it is a timeout, a fault it counts.
+  const sendProbe = (send: Send, queueKey: string, forBreaker: boolean) => {
     const bytes = bytesHeld.open();
-    const late = new AbortController();
-    const timer = lateIsFault ? setTimeout(() => late.abort(probeTimeout()), PROBE_ANSWER_MS) : undefined;
-    const deadline = Date.now() + (lateIsFault ? 2 : 1) * PROBE_ANSWER_MS;
-    const options = { headers: probeHeaders, signal: late.signal, deadline, bytes, queueKey, partition: queueKey };
-    return send(probeCall, options).finally(() => (clearTimeout(timer), bytes.release()));
+    const deadline = Date.now() + PROBE_ANSWER_MS + (forBreaker ? requestTimeoutMs : 0);
+    const timeoutMs = forBreaker ? Math.min(PROBE_ANSWER_MS, requestTimeoutMs) : undefined;
+    const options = { headers: probeHeaders, deadline, timeoutMs, bytes, queueKey, partition: queueKey };
+    return send(probeCall, options).finally(() => bytes.release());
   };
   const breaker = createBreaker({ ...resilienceOptions, probe: (send) => sendProbe(send, 'breaker-probe', true) });
   const call = composeCall({

@@ -1,7 +1,6 @@
 import type { PimClient } from './client.ts';
 import { PROBE_ANSWER_MS } from './rest/endpoints.ts';
-import { isUpstreamAnswer, PimError } from './rest/errors.ts';
-import { isFaultyAnswer } from './steps/upstream-faults.ts';
+import { isProbeAnswer } from './steps/upstream-faults.ts';
 
 export interface ReadinessOptions {
   client: PimClient;
@@ -31,10 +30,7 @@ export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => P
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
-    const answered = await client.probe(PROBE_QUEUE_KEY).then(
-      () => true,
-      (error: unknown) => error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error),
-    );
+    const answered = await client.probe(PROBE_QUEUE_KEY).then(() => true, isProbeAnswer);
     if (answered) answeredAt = Date.now();
     return answered;
   };

@@ -90,3 +90,45 @@ it('opens about two seconds after the threshold, not a whole PIM_TIMEOUT_MS', as
   // Six seconds more before; about two now.
   expect(performance.now() - started).toBeLessThan(6_000 + 3_500);
 }, 15_000);
+
+// Hanging calls of other keys held every connection, wave after wave: the probe waited in the queue past its 2 s
+// and was taken for a PIM that did not answer, though it was never sent and the PIM answered everything else.
+it('stays closed when the probe waits for a connection longer than it may wait for its answer', async () => {
+  const { facade, upstream } = await servers.start(slowFor('SLOW'), {
+    ...env,
+    PIM_TIMEOUT_MS: '3000',
+    PIM_BREAKER_THRESHOLD: '1',
+    PIM_MAX_CONCURRENCY: '2',
+    PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '1',
+  });
+  const slow = (key: string, page: number) =>
+    facade.post(`{ catalogProducts(catalogId: "SLOW", page: ${page}) }`, {}, { 'x-api-key': key });
+  // A's first call times out at 3 s, its second takes the freed connection (it queued first); B's, sent at
+  // 2.5 s, holds the other until 5.5 s: the probe asked at 3 s waits 2.5 s for a connection.
+  const first = [slow('key-of-attacker-a', 1), slow('key-of-attacker-a', 2)];
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  await Promise.all([...first, slow('key-of-attacker-b', 3)]);
+  await expect.poll(() => upstream.requests.some((r) => r.url.includes('readiness-probe'))).toBe(true);
+  const { body } = await facade.post('{ catalogProducts(catalogId: "GOOD") }', {}, { 'x-api-key': 'key-of-someone' });
+  expect(body.errors).toBeUndefined();
+  expect(facade.app.upstream.breaker).toBe('closed');
+}, 20_000);
+
+// Each answered probe started the count afresh, and every further run of faults sent another at once: a catalog
+// that fails fast drew a probe per PIM_BREAKER_THRESHOLD faults, tens a second.
+it('sends at most one probe a second', async () => {
+  const failing = (req: IncomingMessage, res: ServerResponse) =>
+    req.url?.includes('readiness-probe')
+      ? void res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":404}')
+      : void res.writeHead(500, { 'content-type': 'application/json' }).end('{"status":500}');
+  const { facade, upstream } = await servers.start(failing, { ...env, PIM_BREAKER_THRESHOLD: '3' });
+  const started = performance.now();
+  for (let round = 0; round < 3; round++) {
+    await Promise.all(Array.from({ length: 5 }, (_, i) => facade.post(aliases(`BAD-${round}-${i}`, 12))));
+  }
+  const seconds = (performance.now() - started) / 1_000;
+  const probes = upstream.requests.filter((r) => r.url.includes('readiness-probe')).length;
+  expect(probes).toBeGreaterThanOrEqual(1);
+  expect(probes).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+  expect(facade.app.upstream.breaker).toBe('closed');
+});

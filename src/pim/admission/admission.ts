@@ -7,6 +7,8 @@ import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 export interface AdmissionDispatchOptions {
   /** Epoch ms by which the GraphQL request's upstream work must be done. */
   deadline: number;
+  /** The call's own time once it leaves the queue; unset, `requestTimeoutMs`. */
+  timeoutMs?: number | undefined;
   /** Fair-queue partition; unset, the call's credential partition. */
   queueKey?: string | undefined;
   /** Share inside the partition (the GraphQL request or client address); unset, the partition is one share. */
@@ -53,11 +55,12 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
           const stopped = stop?.();
           if (stopped) return refuse(handler, stopped, release);
           // Cut short by the budget, the upstream was not given its full time: not its fault.
+          const timeoutMs = own.timeoutMs ?? requestTimeoutMs;
           const expiry = () =>
-            left < requestTimeoutMs
+            left < timeoutMs
               ? budgetSpent()
-              : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${requestTimeoutMs} ms`));
-          const timed = timedHandler(handler, Math.min(left, requestTimeoutMs), expiry, release);
+              : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${timeoutMs} ms`));
+          const timed = timedHandler(handler, Math.min(left, timeoutMs), expiry, release);
           if (own.sent) own.sent.wire = true;
           try {
             dispatch(opts, timed);

@@ -62,6 +62,8 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Epoch ms by which the GraphQL request's upstream work must be done (its budget). */
   deadline: number;
+  /** The call's own time once it leaves the queue; unset, PIM_TIMEOUT_MS. The breaker's probe has less. */
+  timeoutMs?: number | undefined;
   /** The GraphQL request's upstream bytes; every body read is charged to it. */
   bytes: ByteAccount;
   /** Fair-queue partition of the call; unset, its credential's. The readiness probe has its own. */

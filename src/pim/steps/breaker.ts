@@ -1,7 +1,7 @@
 import { BrokenCircuitError, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
 import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
 import type { RetryOptions } from './retry.ts';
-import { isFaultyAnswer } from './upstream-faults.ts';
+import { isFaultyAnswer, isProbeAnswer } from './upstream-faults.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
 import type { CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
 
@@ -38,6 +38,8 @@ export const breakerStateNames = Object.values(breakerStates);
 const isFault = (error: unknown) =>
   error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error.status);
 
+const PROBE_INTERVAL_MS = 1_000;
+
 /**
  * Counts consecutive faults, and at `threshold` asks the upstream a call of its own (`ask`); the next fault
  * after that call failed too opens the breaker (the call's own failure is such a fault). A catalog the PIM is
@@ -52,6 +54,7 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
   let asking = false;
   let pending = false;
   let down = false;
+  let answeredAt = -Infinity;
   const breaker: IBreaker = {
     // Serialised by cockatiel's toJSON only, which nothing here calls.
     get state() {
@@ -68,6 +71,9 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
       if (circuit !== CircuitState.Closed || down) return ((faults = 0), (down = false), true);
       if (++faults < threshold) return false;
       if (!ask) return ((faults = 0), true);
+      // The PIM answered a probe within the last interval: these faults are about their requests too. One probe
+      // an interval at most, however fast a catalog the PIM is broken on fails.
+      if (Date.now() - answeredAt < PROBE_INTERVAL_MS) return ((faults = 0), false);
       if (!asking) {
         asking = pending = true;
         // Not from inside cockatiel's own bookkeeping of this failure.
@@ -80,6 +86,8 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
     breaker,
     /** The probe failed as an outage does: the next fault opens the breaker, unless a call was answered since. */
     down: () => void (down = pending),
+    /** The PIM answered the probe. */
+    answered: () => void (answeredAt = Date.now()),
     /** The probe is over: the next fault past the threshold may ask again (one that proved nothing must too). */
     settled: () => void (asking = false),
   };
@@ -113,7 +121,7 @@ export function createBreaker({
   const ask = (sendProbe: (send: Send) => Promise<unknown>) => () =>
     void Promise.resolve()
       .then(() => sendProbe((request, call) => (probing.add(call), decide(below!)(request, call))))
-      .catch(() => undefined)
+      .then(counter.answered, (error: unknown) => void (isProbeAnswer(error) && counter.answered()))
       .finally(() => counter.settled());
   const counter = confirmedBreaker(breakerThreshold, probe && ask(probe));
   const breaker = circuitBreaker(handleWhen(isFault), { halfOpenAfter: halfOpenAfterMs, breaker: counter.breaker });

@@ -18,11 +18,14 @@ export interface SendOptions {
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
 export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOptions): Send {
   const checkedUrl = urlChecker(base);
-  return async (pimRequest, { headers, signal, deadline, bytes, queueKey, queueShare, partition, joined }) => {
+  return async (
+    pimRequest,
+    { headers, signal, deadline, timeoutMs, bytes, queueKey, queueShare, partition, joined },
+  ) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
     // The HTTP cache passes the same object on (a revalidation too): admission marks a call it sends.
     const sent = { wire: false };
-    const admitted: AdmissionDispatchOptions = { deadline, queueKey, queueShare, partition, joined, sent };
+    const admitted: AdmissionDispatchOptions = { deadline, timeoutMs, queueKey, queueShare, partition, joined, sent };
     try {
       const response = await request(checkedUrl(pimRequest.path), {
         dispatcher,

@@ -29,6 +29,10 @@ export function isFaultyAnswer(error: unknown): boolean {
   return error instanceof PimError && (error.code === 'SERVER_CREDENTIALS_REJECTED' || isNotJson(error));
 }
 
+/** A failed probe call that is still the PIM answering (a 404 for its made-up id), not a faulty answer. */
+export const isProbeAnswer = (error: unknown): boolean =>
+  error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error);
+
 /**
  * A client step that tells configuration and outage faults apart from one caller's failures: a
  * 401 to a call carrying only the server key becomes SERVER_CREDENTIALS_REJECTED (the caller sent
