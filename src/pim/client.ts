@@ -55,11 +55,11 @@ export interface PimClient {
   /** Breaker state, for readiness and metrics. */
   status: UpstreamStatus;
   /**
-   * Sends the upstream's probe call through every step, past every cache, in its own queue partition `queueKey`
-   * (traffic of any caller never queues ahead of it); not answered within PROBE_ANSWER_MS, it fails with
-   * BUDGET_EXCEEDED. Readiness sends it; the breaker sends it too, from below itself, before it opens.
+   * Sends readiness's probe call through every step, past every cache, in a queue partition of its own that is
+   * let out first; not answered within PROBE_ANSWER_MS, it fails with BUDGET_EXCEEDED. The breaker sends the same
+   * call, from below itself, before it opens.
    */
-  probe(queueKey: string): Promise<Answer>;
+  probe(): Promise<Answer>;
   /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
   openByteAccount(): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
@@ -67,6 +67,11 @@ export interface PimClient {
   /** Bytes of the in-process last-known-good copies, for metrics. */
   staleBytes(): number;
 }
+
+// The probes' queue partitions (no credential key is spelt so), let out before any caller's when a slot frees.
+const READINESS_PROBE = 'readiness-probe';
+const BREAKER_PROBE = 'breaker-probe';
+const PROBE_PARTITIONS = [BREAKER_PROBE, READINESS_PROBE];
 
 /** Creates the upstream client around one pooled undici Agent. */
 export function createPimClient({
@@ -118,12 +123,13 @@ export function createPimClient({
   // all), then has PROBE_ANSWER_MS (no more than a call) to be answered, past which it is a timeout, a fault it counts.
   const sendProbe = (send: Send, queueKey: string, forBreaker: boolean) => {
     const bytes = bytesHeld.open();
-    const deadline = Date.now() + PROBE_ANSWER_MS + (forBreaker ? requestTimeoutMs : 0);
+    // The breaker's: a second's slack past a whole call's time, as slots free when calls time out.
+    const deadline = Date.now() + PROBE_ANSWER_MS + (forBreaker ? requestTimeoutMs + 1_000 : 0);
     const timeoutMs = forBreaker ? Math.min(PROBE_ANSWER_MS, requestTimeoutMs) : undefined;
     const options = { headers: probeHeaders, deadline, timeoutMs, bytes, queueKey, partition: queueKey };
     return send(probeCall, options).finally(() => bytes.release());
   };
-  const breaker = createBreaker({ ...resilienceOptions, probe: (send) => sendProbe(send, 'breaker-probe', true) });
+  const breaker = createBreaker({ ...resilienceOptions, probe: (send) => sendProbe(send, BREAKER_PROBE, true) });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
     stale: stale?.layer,
@@ -135,7 +141,7 @@ export function createPimClient({
     send: (dispatcher) => createSend({ base, dispatcher, maxBodyBytes, secretsOf }),
     httpCache: cache?.interceptor,
     admission: createAdmission({
-      queue: createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential }),
+      queue: createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential, first: PROBE_PARTITIONS }),
       keyOf: credentialKey,
       requestTimeoutMs,
       stop: breaker.stop,
@@ -158,7 +164,7 @@ export function createPimClient({
       await Promise.all([agent.close(), cache?.close(), stale?.close()]);
     },
     status: breaker.status,
-    probe: (queueKey) => sendProbe(get, queueKey, false),
+    probe: () => sendProbe(get, READINESS_PROBE, false),
     openByteAccount: () => bytesHeld.open(),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {

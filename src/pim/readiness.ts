@@ -11,8 +11,6 @@ export interface ReadinessOptions {
 // Readiness answers by then whatever the probe does (Kubernetes' default probe timeout is 1 s); a
 // probe still running goes on, and its outcome answers the next check.
 const ANSWER_WITHIN_MS = 900;
-// Its own fair-queue partition (no credential key is spelt so): traffic of any caller never queues ahead of it.
-const PROBE_QUEUE_KEY = 'readiness-probe';
 
 /**
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
@@ -30,7 +28,7 @@ export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => P
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
-    const answered = await client.probe(PROBE_QUEUE_KEY).then(() => true, isProbeAnswer);
+    const answered = await client.probe().then(() => true, isProbeAnswer);
     if (answered) answeredAt = Date.now();
     return answered;
   };

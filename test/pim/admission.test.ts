@@ -56,3 +56,20 @@ describe('admission when the dispatch throws', () => {
     release();
   }, 5_000);
 });
+
+// The probes' partitions joined the turn order at its back: behind many idle credentials waiting, the breaker's
+// probe was let out only after all of them, past its deadline in an outage of calls that hang, so it never opened.
+describe('the fair queue and the probes', () => {
+  it('lets a probe partition out first when a slot frees', async () => {
+    const queue = createFairQueue({ maxConcurrency: 1, maxPerKey: 1, first: ['breaker-probe'] });
+    const deadline = Date.now() + 5_000;
+    const held = await queue.acquire({ partition: 'c-held', share: 'r0' }, deadline);
+    const order: string[] = [];
+    const wait = (partition: string) =>
+      queue.acquire({ partition, share: partition }, deadline).then((release) => (order.push(partition), release()));
+    const waiting = [...Array.from({ length: 10 }, (_, i) => wait(`c${i}`)), wait('breaker-probe')];
+    held();
+    await Promise.all(waiting);
+    expect(order[0]).toBe('breaker-probe');
+  });
+});

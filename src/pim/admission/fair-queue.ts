@@ -6,6 +6,8 @@ export interface FairQueueOptions {
   maxConcurrency: number;
   /** Slots one partition may hold at once, so other partitions always find one free. */
   maxPerKey: number;
+  /** Partitions served before any other when a slot frees (the probes: one call each at a time). */
+  first?: readonly string[];
 }
 
 /** Where a call waits: the partition of the credential it uses, and its share inside that partition. */
@@ -47,7 +49,7 @@ interface Partition {
  * whatever burst another caller of the same credential has queued. A call several requests wait on
  * waits in each of their shares and is served in whichever comes first.
  */
-export function createFairQueue({ maxConcurrency, maxPerKey }: FairQueueOptions) {
+export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQueueOptions) {
   let active = 0;
   // Insertion order is the turn order: a partition served goes to the back.
   const partitions = new Map<string, Partition>();
@@ -89,9 +91,18 @@ export function createFairQueue({ maxConcurrency, maxPerKey }: FairQueueOptions)
       next();
     };
   };
+  const eligible = (c: Partition) => c.waiting > 0 && c.active < maxPerKey;
+  // A loop, not map/find: this runs for every slot that frees.
+  const firstWaiting = () => {
+    for (const name of first) {
+      const p = partitions.get(name);
+      if (p && eligible(p)) return p;
+    }
+    return undefined;
+  };
   const next = () => {
     while (active < maxConcurrency) {
-      const p = fewest(partitions, (c) => c.waiting > 0 && c.active < maxPerKey);
+      const p = firstWaiting() ?? fewest(partitions, eligible);
       if (!p) return;
       const s = fewest(p.shares, (c) => c.waiters.length > 0)!;
       // The grant takes its slot at once, so the loop sees the count it leaves.

@@ -48,7 +48,7 @@ const PROBE_INTERVAL_MS = 1_000;
  * A call answered while the probe is out ends the run of faults it was asked for: its verdict then counts for
  * nothing. Without `ask`, the faults alone open it.
  */
-function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
+function confirmedBreaker(threshold: number, ask: (() => void) | undefined, isClosed: () => boolean) {
   let faults = 0;
   // A probe is out; `pending` while its verdict still counts.
   let asking = false;
@@ -69,6 +69,8 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined) {
     failure(circuit) {
       // Half-open: cockatiel reopens on its one trial call's failure, whatever this says.
       if (circuit !== CircuitState.Closed || down) return ((faults = 0), (down = false), true);
+      // cockatiel passes the state a call started in: one that failed once the breaker had opened counts for nothing.
+      if (!isClosed()) return false;
       if (++faults < threshold) return false;
       if (!ask) return ((faults = 0), true);
       // The PIM answered a probe within the last interval: these faults are about their requests too. One probe
@@ -123,7 +125,7 @@ export function createBreaker({
       .then(() => sendProbe((request, call) => (probing.add(call), decide(below!)(request, call))))
       .then(counter.answered, (error: unknown) => void (isProbeAnswer(error) && counter.answered()))
       .finally(() => counter.settled());
-  const counter = confirmedBreaker(breakerThreshold, probe && ask(probe));
+  const counter = confirmedBreaker(breakerThreshold, probe && ask(probe), () => breaker.state === CircuitState.Closed);
   const breaker = circuitBreaker(handleWhen(isFault), { halfOpenAfter: halfOpenAfterMs, breaker: counter.breaker });
   // A breaker cannot change more often than once per half-open delay, so neither does its log.
   const log = createUpstreamLog(logger, halfOpenAfterMs);
