@@ -132,3 +132,22 @@ it('sends at most one probe a second', async () => {
   expect(probes).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
   expect(facade.app.upstream.breaker).toBe('closed');
 });
+
+// A 404 the HTTP cache kept is answered below the breaker without a word from the PIM, and counted as one:
+// a repeat of it among the faults of an outage started the count afresh, so the breaker never opened.
+it('takes no answer of the HTTP cache for the PIM answering', async () => {
+  const gone = (req: IncomingMessage, res: ServerResponse) => {
+    if (!req.url?.includes('/catalogs/GONE/')) return;
+    res.writeHead(404, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end('{"status":404}');
+  };
+  const { facade } = await servers.start(gone, { ...env, PIM_BREAKER_THRESHOLD: '3' });
+  const gones = async (alias: string) =>
+    expect((await facade.post(`{ ${alias}: catalogProducts(catalogId: "GONE") }`)).body.errors[0].extensions.code).toBe(
+      'NOT_FOUND',
+    );
+  await gones('first');
+  await facade.post(aliases('DOWN-A', 2));
+  await gones('again');
+  await facade.post(aliases('DOWN-B', 2));
+  await expect.poll(() => facade.app.upstream.breaker, { timeout: 3_000 }).toBe('open');
+});

@@ -26,6 +26,8 @@ export class PimError extends Error {
   readonly status: number | undefined;
   /** The PIM's own words on why it refused a request (400, 422): cleaned, so safe to pass on. */
   reason: string | undefined;
+  /** Set when the HTTP cache gave this answer (a kept 404, say) and no call went to the PIM. */
+  cached: boolean | undefined;
   constructor(code: PimErrorCode, message: string, status?: number, options?: ErrorOptions) {
     super(message, options);
     this.code = code;

@@ -3,7 +3,7 @@ import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest
 import type { RetryOptions } from './retry.ts';
 import { isFaultyAnswer, isProbeAnswer } from './upstream-faults.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
-import type { CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
+import type { Answer, CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
 
 /** The retry settings (retry.ts) travel with the breaker's: one configuration group. */
 export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {
@@ -39,6 +39,9 @@ const isFault = (error: unknown) =>
   error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error.status);
 
 const PROBE_INTERVAL_MS = 1_000;
+
+// Thrown through cockatiel for an outcome that proves nothing of the PIM; never leaves this step.
+const UNPROVEN = new Error('neither an answer of the PIM nor a fault');
 
 /**
  * Counts consecutive faults, and at `threshold` asks the upstream a call of its own (`ask`); the next fault
@@ -142,14 +145,23 @@ export function createBreaker({
     (next: Send): Send =>
     async (request, call) => {
       let answer: PimError | undefined;
-      let unproven: unknown;
+      let unproven: { result: Answer } | { error: unknown } | undefined;
+      // Neither answer nor fault proves anything of the PIM. cockatiel counts an error it does not handle as neither
+      // a success nor a failure, but closes a half-open breaker on one: there it is a failure, the outcome kept.
+      const provesNothing = (outcome: NonNullable<typeof unproven>) => {
+        unproven = outcome;
+        throw breaker.state === CircuitState.HalfOpen ? pimError('UPSTREAM_UNAVAILABLE', UNPROVEN) : UNPROVEN;
+      };
       try {
         const result = await breaker.execute(async () => {
           try {
             const result = await next(request, call);
+            // The HTTP cache below answered, not the PIM.
+            if (result.cached) return provesNothing({ result });
             log.answered();
             return result;
           } catch (error) {
+            if (error === UNPROVEN || (error as Error).cause === UNPROVEN) throw error;
             log.failed(error);
             // The probe is judged as readiness judges it: a refused server key or a page that is not JSON is no
             // answer. Such an answer is no fault cockatiel counts; the next fault of a real call opens the breaker.
@@ -158,24 +170,22 @@ export function createBreaker({
               if (probe) counter.down();
               throw error;
             }
-            // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on.
+            // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on; one the HTTP cache
+            // kept (a 404) is not the PIM speaking now.
             if (error instanceof PimError && isUpstreamAnswer(error.status)) {
+              if (error.cached) return provesNothing({ error });
               answer = error;
               return undefined;
             }
-            // Neither answer nor fault (the caller left, the budget ran out): it proves nothing, so it
-            // must not close a half-open breaker, which cockatiel does on any error it does not handle.
-            if (breaker.state === CircuitState.HalfOpen) {
-              unproven = error;
-              throw pimError('UPSTREAM_UNAVAILABLE', error);
-            }
-            throw error;
+            // Neither answer nor fault: the caller left, the budget ran out.
+            return provesNothing({ error });
           }
         });
         if (answer) throw answer;
         return result!;
       } catch (error) {
-        if (unproven !== undefined) throw unproven;
+        if (unproven && 'result' in unproven) return unproven.result;
+        if (unproven) throw unproven.error;
         if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
         throw error;
       }

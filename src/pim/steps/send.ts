@@ -38,7 +38,10 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
       return sent.wire ? answer : { ...answer, cached: true };
     } catch (error) {
-      if (error instanceof PimError) throw error;
+      if (error instanceof PimError) {
+        if (!sent.wire) error.cached = true;
+        throw error;
+      }
       // The caller went away: let its own abort reason through rather than blame the PIM.
       if (signal?.aborted) throw signal.reason;
       throw classifyFailure(error);
