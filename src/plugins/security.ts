@@ -52,6 +52,9 @@ export function useSecurity({ introspection, csrfPrevention, serviceSdl }: Secur
   };
 }
 
+// A browser app reads only exposed headers: the request id to quote, and how old an answer is.
+const EXPOSED_HEADERS = ['x-request-id', 'etag', 'age'];
+
 /**
  * Yoga's `cors` option for an allow-list: listed origins get CORS headers naming exactly them,
  * any other origin gets none, so a browser withholds the answer. No list: no CORS at all.
@@ -62,9 +65,13 @@ export function corsFor(origins: readonly string[]): YogaServerOptions<object, o
   return (request: Request) => {
     const origin = request.headers.get('origin');
     if (!origin || !allowed.has(origin.toLowerCase())) return false;
-    // A browser app reads only exposed headers: the request id to quote, and how old an answer is.
-    const exposedHeaders = ['x-request-id', 'etag', 'age'];
-    return { origin: [origin], methods: ['GET', 'POST'], credentials: false, maxAge: 600, exposedHeaders };
+    return {
+      origin: [origin],
+      methods: ['GET', 'POST'],
+      credentials: false,
+      maxAge: 600,
+      exposedHeaders: EXPOSED_HEADERS,
+    };
   };
 }
 

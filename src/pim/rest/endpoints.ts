@@ -129,12 +129,12 @@ function checkId(name: string, id: string, maxLength: number): string {
   return id;
 }
 
+/** A PIM that takes longer than this to answer the probe (a made-up id, past every cache) is not answering. */
+export const PROBE_ANSWER_MS = 2_000;
+
 /**
  * The upstream's probe: one group of a classification no PIM has, which any healthy PIM answers at once (a 404
  * is an answer). Readiness asks it, and so does the breaker before it opens.
  */
-/** A PIM that takes longer than this to answer the probe (a made-up id, past every cache) is not answering. */
-export const PROBE_ANSWER_MS = 2_000;
-
 export const probeRequest = (limits: InputLimits): PimRequest =>
   buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
