@@ -30,7 +30,7 @@ function groupRecord(c: ClassificationIndex, g: GroupData, language: Language | 
 export function readGroup(data: DemoIndex, classificationId: string, groupId: string, query: URLSearchParams): Reply {
   const languageId = query.get('languageId');
   const language = resolveLanguage(languageId);
-  const levels = intParam(query, 'levels', 0);
+  const levels = intParam(query, 'levels', 0, 2 ** 31 - 1);
   const classification = data.classifications.get(classificationId);
   const group = classification?.byId.get(groupId);
   if (!classification || !group) return fail(404, languageId, NOT_FOUND);

@@ -3,13 +3,16 @@ import { BadRequestError, type Paging } from './envelope.ts';
 /** Page size used when the caller sends none; the interface does not name one. */
 const DEFAULT_PAGE_SIZE = 10;
 
-/** Parses an optional non-negative/positive decimal integer parameter, or throws a 400. */
-export function intParam(query: URLSearchParams, name: string, min: number): number | undefined {
+/**
+ * Parses an optional decimal integer parameter from `min` to `max` (the interface sets no maximum for paging; its
+ * `levels` is an int32), or throws a 400.
+ */
+export function intParam(query: URLSearchParams, name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   const raw = query.get(name);
   if (raw === null) return undefined;
   // Strict digits only: "1.5", "1e2", " 3" and "" are client errors, not silently coerced.
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min) {
-    throw new BadRequestError(`Parameter ${name} must be an integer >= ${min}, got '${raw}'`);
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new BadRequestError(`Parameter ${name} must be an integer from ${min} to ${max}, got '${raw}'`);
   }
   return Number(raw);
 }

@@ -86,6 +86,16 @@ describe('reading a classification group', () => {
     expect((await group('MC-050000', '?levels=-1')).status).toBe(400);
     expect((await group('MC-050000', '?levels=one')).status).toBe(400);
   });
+
+  // The interface's levels is an int32, and paging has no maximum: the façade forwards any of them.
+  it('takes levels up to the largest int32 as "that many levels", and pages far past the end as empty', async () => {
+    const deepest = await group('MC-050000', '?levels=2147483647');
+    expect(deepest.status).toBe(200);
+    expect(deepest.body.data).toEqual((await group('MC-050000', '?levels=0')).body.data);
+    const far = await demo.get('/classifications/ECLASS-DEMO/groups?page=1000000000&pageSize=2147483647');
+    expect(far).toMatchObject({ status: 404, body: { error: 'No Classification found' } });
+    expect((await group('MC-050000', '?levels=2147483648')).status).toBe(400);
+  });
 });
 
 describe('listing the groups of a classification', () => {
