@@ -14,7 +14,7 @@ const pageArgs = builder.args((t) => ({
   languageId: t.string({ description: describe.languageId }),
   sorting: t.string({
     description:
-      'Sort property such as productId or statusId, optionally prefixed by + (ascending) or - (descending); no sign is ascending. Several may be comma-separated.',
+      'Sort property such as productId or statusId, optionally prefixed by + (ascending) or - (descending); no sign is ascending.',
   }),
   page: t.int({ description: describe.page }),
   pageSize: t.int({ description: describe.pageSize }),

@@ -76,7 +76,9 @@ for (const [name, { path, query }] of Object.entries(operations)) {
 }
 
 // Length caps keep a hostile value from growing the URL until a proxy answers 414.
-const languagePattern = /^(?=.{2,35}$)[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
+// The interface types languageId as a plain string (tags such as "de-DE" or "i-klingon", or a PIM's own numbers):
+// any letters, digits, - and _, which need no encoding and carry nothing else into the URL or the logs.
+const languagePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,34}$/;
 const sortKey = '[+-]?[A-Za-z_][A-Za-z0-9_.]*';
 const sortingPattern = new RegExp(`^(?=.{1,256}$)${sortKey}(?:,${sortKey})*$`);
 // C0 and C1 controls, DEL included: they have no business in an id and break logs and proxies.
@@ -93,7 +95,7 @@ function checkArgument(name: string, value: string | number | null | undefined, 
       return checkInt(name, value, 0, Number.MAX_SAFE_INTEGER, 'must be 0 (all) or greater');
     case 'languageId':
       if (!languagePattern.test(String(value)))
-        throw new InvalidArgumentError(name, 'must look like "de", "en" or "de-DE"');
+        throw new InvalidArgumentError(name, 'must be at most 35 letters, digits, "-" or "_", e.g. "de" or "de-DE"');
       return String(value);
     case 'sorting':
       if (!sortingPattern.test(String(value)))
