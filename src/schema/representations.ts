@@ -1,4 +1,17 @@
-import { GraphQLError, getNamedType, isUnionType, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  GraphQLSkipDirective,
+  GraphQLIncludeDirective,
+  getArgumentValues,
+  getDirectiveValues,
+  getNamedType,
+  isUnionType,
+  Kind,
+  type GraphQLField,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
 import type { ObjectRef } from '@pothos/core';
 import type { Context } from '../context.ts';
 import { builder } from './builder.ts';
@@ -45,10 +58,12 @@ function keyOf<const Key extends string>(
 
 /**
  * Checks `_entities` before any reference resolves. Its representations count against the
- * request's allowance (FEDERATION_MAX_REPRESENTATIONS), all operations of the request together;
- * a batch past it is refused whole. A representation that is not an object naming one of this
- * subgraph's entity types fails alone, at its own path, while the others in the batch resolve
- * (Apollo's resolver, which Pothos installs, would throw for the whole batch, masked as unexpected).
+ * request's allowance (FEDERATION_MAX_REPRESENTATIONS), all operations of the request together. An
+ * operation takes those of all its `_entities` fields at its first (a gateway merges fetches into aliases
+ * of it), so one past the allowance is refused whole before any of them sends a call. A representation
+ * that is not an object naming one of this subgraph's entity types fails alone, at its own path, while
+ * the others in the batch resolve (Apollo's resolver, which Pothos installs, would throw for the whole
+ * batch, masked as unexpected).
  */
 export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   const field = schema.getQueryType()?.getFields()._entities;
@@ -56,14 +71,13 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
   const resolve = field.resolve;
   const entityTypes = union.getTypes().map((type) => type.name);
+  // Per operation: each operation of a batch has a context of its own, and all share the request's allowance.
+  const refusals = new WeakMap<Context, GraphQLError | undefined>();
   field.resolve = (source, args: { representations: unknown[] }, context: Context, info) => {
+    if (!refusals.has(context)) refusals.set(context, takeAllowance(context, info, field));
+    const refused = refusals.get(context);
+    if (refused) throw refused;
     const { representations } = args;
-    if (!context.representations.take(representations.length)) {
-      const { limit } = context.representations;
-      throw badInput(
-        `${representations.length} more entity representations would pass the limit of ${limit} per request; split the batch`,
-      );
-    }
     return representations.map((representation, index) => {
       // A list item that is an Error becomes null with that error at the item's path.
       try {
@@ -82,6 +96,43 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   };
   return schema;
 }
+
+/** Takes the representations of every `_entities` field the operation runs from the request's allowance. */
+function takeAllowance(context: Context, info: GraphQLResolveInfo, field: GraphQLField<unknown, unknown>) {
+  const count = countRepresentations(info, field, info.operation.selectionSet, new Set());
+  if (context.representations.take(count)) return undefined;
+  const { limit } = context.representations;
+  return badInput(`${count} more entity representations would pass the limit of ${limit} per request; split the batch`);
+}
+
+// The operation's root selections, as execution collects them: fragments entered (each once), skipped ones left out.
+function countRepresentations(
+  info: GraphQLResolveInfo,
+  field: GraphQLField<unknown, unknown>,
+  { selections }: SelectionSetNode,
+  entered: Set<string>,
+): number {
+  let count = 0;
+  for (const node of selections) {
+    if (!included(node, info.variableValues)) continue;
+    if (node.kind === Kind.FIELD) {
+      if (node.name.value === field.name) {
+        const { representations } = getArgumentValues(field, node, info.variableValues);
+        count += Array.isArray(representations) ? representations.length : 1;
+      }
+    } else if (node.kind === Kind.INLINE_FRAGMENT) {
+      count += countRepresentations(info, field, node.selectionSet, entered);
+    } else if (!entered.has(node.name.value) && info.fragments[node.name.value]) {
+      entered.add(node.name.value);
+      count += countRepresentations(info, field, info.fragments[node.name.value]!.selectionSet, entered);
+    }
+  }
+  return count;
+}
+
+const included = (node: SelectionSetNode['selections'][number], variables: Record<string, unknown>) =>
+  getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
+  getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 
 const isOneOf = (value: unknown, names: readonly string[]): boolean =>
   typeof value === 'string' && names.includes(value);

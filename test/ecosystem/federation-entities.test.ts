@@ -223,6 +223,36 @@ describe('_entities, as a gateway calls it', () => {
     expect(aliased.errors).toMatchObject([{ extensions: { code: 'BAD_USER_INPUT' } }]);
     expect(upstream.requests).toEqual([]);
   });
+
+  // Hive Gateway merges concurrent entity fetches into one operation of aliased `_entities` fields. Counted field by
+  // field, the first sent its calls before the second was refused, whose null (`_entities` is non-null) then took
+  // the whole answer: 10 calls went out for nothing, and the gateway's client saw unexpected errors.
+  it("takes an operation's representations together, before any of its fields calls the PIM", async () => {
+    const sixty = Array.from({ length: 60 }, (_, i) => group(`LS-0${i % 10}0000`));
+    const { body } = await facade.post(
+      `query($a: [_Any!]!, $b: [_Any!]!) { a: _entities(representations: $a) { ... on ClassificationGroup { group } } b: _entities(representations: $b) { __typename } }`,
+      { a: sixty, b: sixty },
+    );
+    expect(body).toEqual({
+      data: null,
+      errors: [
+        {
+          message: '120 more entity representations would pass the limit of 100 per request; split the batch',
+          path: ['a'],
+          locations: expect.any(Array),
+          extensions: { code: 'BAD_USER_INPUT' },
+        },
+      ],
+    });
+    expect(upstream.requests).toEqual([]);
+    // Fields the operation skips are not counted; literal lists are.
+    const { body: skipped } = await facade.post(
+      `query($a: [_Any!]!) { a: _entities(representations: $a) { __typename } b: _entities(representations: $a) @skip(if: true) { __typename } c: _entities(representations: [{ __typename: "Catalog", catalogId: "MACHINERY" }]) { __typename } }`,
+      { a: sixty },
+    );
+    expect(skipped.errors).toBeUndefined();
+    expect(skipped.data.a).toHaveLength(60);
+  });
 });
 
 it('answers the client document examples/entities.graphql, typed by codegen and narrowed by catalogResult', async () => {
