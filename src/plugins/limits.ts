@@ -49,8 +49,9 @@ export function useAbuseLimits({
       addPlugin(
         EnvelopArmorPlugin({
           maxDepth: { n: maxDepth, flattenFragments: true, ...callbacks },
-          // Armor lets aliases of __typename through by default; here every alias counts.
-          maxAliases: { n: maxAliases, allowList: [], ...callbacks },
+          // Armor lets aliases of __typename through by default; here every alias counts but those of `_entities`,
+          // which a gateway gives each fetch it merges into one request (FEDERATION_MAX_REPRESENTATIONS bounds them).
+          maxAliases: { n: maxAliases, allowList: ['_entities'], ...callbacks },
           maxTokens: { n: maxTokens, ...callbacks },
           maxDirectives: { n: maxDirectives, ...callbacks },
           // Shape-only cost would count upstream fields as scalars; the rule below weighs them.
