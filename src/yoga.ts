@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { PimContext } from './context.ts';
 import { maskError } from './errors.ts';
+import { documentCaches } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits } from './plugins/limits.ts';
@@ -50,6 +51,7 @@ export function createYogaServer(
       ...(graphiql ? [graphiql.plugin] : []),
       useRefusalMessages(),
     ],
+    parserAndValidationCache: documentCaches(),
     maskedErrors: { maskError },
     batching: config.batching ? { limit: 10 } : false,
     cors: corsFor(config.corsOrigins),

@@ -7,6 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { MAX_WAITING_LOG_BYTES } from '../src/logger.ts';
+import { DOCUMENT_CACHE_BYTES } from '../src/plugins/document-cache.ts';
 import { composeSupergraph } from '../deploy/compose/compose-supergraph.ts';
 import { imageEnv } from '../deploy/image/env.ts';
 import { startFacade } from './helpers/facade.ts';
@@ -123,10 +124,10 @@ describe('Kubernetes manifests', () => {
     const oldSpaceMiB = Number(env.NODE_OPTIONS!.match(/--max-old-space-size=(\d+)/)![1]);
     const { pim, responseCache } = loadConfig(env);
     const held = [pim.cache && pim.cache.maxBytes, pim.stale.maxBytes, responseCache && responseCache.maxBytes];
-    // The log lines a stalled stdout leaves waiting are held on the heap too.
+    // The log lines a stalled stdout leaves waiting are held on the heap too, and so are parsed documents.
     const total = held.reduce<number>(
       (sum, bytes) => sum + (bytes || 0),
-      pim.byteLimits.maxInflightBytes + MAX_WAITING_LOG_BYTES,
+      pim.byteLimits.maxInflightBytes + MAX_WAITING_LOG_BYTES + DOCUMENT_CACHE_BYTES,
     );
     expect(total / 2 ** 20).toBeLessThanOrEqual(oldSpaceMiB / 2);
     const image = imageEnv(read('Dockerfile'));

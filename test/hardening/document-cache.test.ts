@@ -1,0 +1,48 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startProcess, type TestProcess } from '../helpers/process.ts';
+
+// Yoga keeps the parsed documents of 1,024 distinct texts (and the errors of 1,024 that failed to parse) for an
+// hour, bounded by count alone. A document of 1,000 short tokens (3 KB, inside every default limit) keeps about
+// 500 KB of syntax tree and tokens alive: 1,024 of them are half a gigabyte, and the image's old space is 256 MB.
+// Distinct field names: validation stops at 100 unknown ones and compares none with another.
+const bigDocument = (i: number) => `{ ${Array.from({ length: 996 }, (_, j) => `f${j}`).join(' ')} n${i} }`;
+
+describe('the cache of parsed documents', () => {
+  let server: TestProcess | undefined;
+  afterEach(() => server?.kill());
+
+  it('holds a bounded number of bytes: 300 distinct documents of 1,000 tokens fit a small heap', async () => {
+    // 112 MB of old space: the server's own 40 MB, the cache's 16 MiB and room to spare. Unbounded, the trees of
+    // the first 150 documents took it all and the process died (with the image's 256 MB, at 300 of them).
+    server = startProcess(process.execPath, ['--max-old-space-size=112', 'src/main.ts'], {
+      env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test' },
+    });
+    const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
+    const endpoint = url.replace('localhost', '127.0.0.1');
+    let next = 0;
+    const codes = new Set<string>();
+    // Eight at a time, as a client with a few connections would send them.
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = next++; i < 300; i = next++) {
+          const response = await fetch(endpoint, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: bigDocument(i) }),
+          });
+          codes.add(
+            ((await response.json()) as { errors: [{ extensions: { code: string } }] }).errors[0].extensions.code,
+          );
+        }
+      }),
+    );
+    // Each fails validation (no such fields), after it was parsed and kept.
+    expect([...codes]).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    const ok = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
+  }, 60_000);
+});
