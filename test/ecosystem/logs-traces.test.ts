@@ -65,6 +65,19 @@ describe('request id and logs', () => {
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(upstream.requests[0]!.headers['x-request-id']).toBe(id);
   });
+
+  // A 60,000-character operation name made a 60 KB line, and 140 of them filled what a slow stdout may hold.
+  it('clips the operation names and the path a client chose to 256 characters in its line', async () => {
+    await post(`query Q${'x'.repeat(60_000)} { __typename }`, { 'x-request-id': 'req-long-name' });
+    const response = await fetch(`${server.origin}/${'p'.repeat(15_000)}`, {
+      headers: { 'x-request-id': 'req-long-path' },
+    });
+    expect(response.status).toBe(404);
+    const named = logLines.find((l) => l.reqId === 'req-long-name');
+    expect(named.operations).toEqual([`query Q${'x'.repeat(255)}…`]);
+    const pathed = logLines.find((l) => l.reqId === 'req-long-path');
+    expect(pathed).toMatchObject({ status: 404, path: `/${'p'.repeat(255)}…` });
+  });
 });
 
 describe('tracing', () => {

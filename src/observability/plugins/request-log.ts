@@ -19,6 +19,9 @@ export function requestIdOf(request: Request): string {
   return id;
 }
 
+// What a client chose (a path, an operation name) is cut in the line: a body or head may hold tens of KB of it.
+const clip = (text: string) => (text.length > 256 ? `${text.slice(0, 256)}…` : text);
+
 /**
  * Echoes the request id in the response and, given a logger, writes one JSON line per request:
  * id, method, path, operations, status and duration ("client went away", without a status, when
@@ -46,12 +49,12 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
   return {
     // Yoga has parsed the URL already: its path is taken here rather than parsed again per line.
     onRequest({ request, url }) {
-      started.set(request, { at: performance.now(), path: url.pathname, operations: [] });
+      started.set(request, { at: performance.now(), path: clip(url.pathname), operations: [] });
     },
     onExecute({ args }) {
       const { type, name } = describeOperation(args.document, args.operationName);
       const { request } = args.contextValue as { request: Request };
-      started.get(request)?.operations.push(`${type} ${name}`);
+      started.get(request)?.operations.push(`${type} ${clip(name)}`);
       return {
         onExecuteDone: ({ result }) => {
           if (!isAsyncIterable(result)) return;
