@@ -41,13 +41,26 @@ function noStore(credential: boolean): string {
   return credential ? 'private, no-store' : 'no-store';
 }
 
+// What CDNs take: Fastly a kilobyte a key, and proxies' header buffers often 8 KB for the whole header.
+const MAX_KEY_LENGTH = 1_024;
+const MAX_KEYS_LENGTH = 8_192;
+
 /**
- * The tag header's value: the catalogs and classifications behind a response a cache may keep, none on
- * `no-store` (whose tags are then never read: most responses name none).
+ * A response's `Cache-Control` and its tag header's value: the catalogs and classifications behind a
+ * response a cache may keep, none on `no-store` (whose tags are then never read: most responses name none).
+ * A response whose tags a CDN would refuse or cut (ids may be long) is not kept at all: no purge could reach it.
  */
-export function surrogateKeys(cacheControl: string, tags: () => Iterable<string> | undefined): string | undefined {
-  const list = cacheControl.includes('no-store') ? [] : [...(tags() ?? [])];
-  return list.length > 0 ? list.join(' ') : undefined;
+export function cacheHeaders(
+  cacheControl: string,
+  credential: boolean,
+  tags: () => Iterable<string> | undefined,
+): { cacheControl: string; keys?: string } {
+  if (cacheControl.includes('no-store')) return { cacheControl };
+  const list = [...(tags() ?? [])];
+  const keys = list.join(' ');
+  if (keys.length > MAX_KEYS_LENGTH || list.some((tag) => tag.length > MAX_KEY_LENGTH))
+    return { cacheControl: noStore(credential) };
+  return list.length > 0 ? { cacheControl, keys } : { cacheControl };
 }
 
 /** The request carries one of the forwarded (credential) headers, which makes its answers private. */
@@ -72,18 +85,19 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
       if (!result || isAsyncIterable(result)) return;
       // Yoga's hook types know only its own context; this is the one the context factory extended.
       const { pim } = context as typeof context & { pim?: PimApi };
-      const cacheControl = cacheControlFor({
+      const credential = carriesCredential(request.headers);
+      const policy = cacheControlFor({
         method: request.method,
-        credential: carriesCredential(request.headers),
+        credential,
         freshness: pim?.freshness(),
         failed: Boolean(result.errors?.length) || result.data == null,
       });
+      const { cacheControl, keys } = cacheHeaders(policy, credential, () => pim?.tags());
       const stale = pim?.stale() ?? [];
       const headers: Record<string, string> = { 'cache-control': cacheControl };
       // A stale field makes the response not fresh (no-store above); Age says how old its oldest data is.
       if (stale.length > 0) headers['age'] = String(Math.max(...stale.map((field) => field.age)));
-      const tags = surrogateKeys(cacheControl, () => pim?.tags());
-      if (tags) headers[surrogateKeyHeader] = tags;
+      if (keys) headers[surrogateKeyHeader] = keys;
       const http = result.extensions?.http;
       setResult({
         ...result,

@@ -6,7 +6,7 @@ import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
 import { aged } from '../pim/rest/freshness.ts';
 import type { Freshness } from '../pim/rest/types.ts';
-import { cacheControlFor, sendsCredential, surrogateKeys } from './http-caching.ts';
+import { cacheControlFor, cacheHeaders, sendsCredential } from './http-caching.ts';
 
 export interface ResponseCacheOptions {
   /** Bound on the entries: keys and serialized results, counted as two bytes a character. */
@@ -141,16 +141,17 @@ export function createResponseCache({
       const { [SENT]: sent, [HIT]: entry } = result as Result;
       if (sent) sent.headers = headers;
       if (!entry) return;
-      const cacheControl = cacheControlFor({
+      const credential = sendsCredential(forwardHeaders, request.headers);
+      const policy = cacheControlFor({
         method: request.method,
-        credential: sendsCredential(forwardHeaders, request.headers),
+        credential,
         freshness: aged(entry.freshness, Date.now() - entry.at),
         failed: false,
       });
+      const { cacheControl, keys } = cacheHeaders(policy, credential, () => entry.tags);
       const { [surrogateKeyHeader]: _filler, ...stored } = entry.headers;
       const all: Record<string, string> = { ...headers, ...stored, 'cache-control': cacheControl };
-      const tags = surrogateKeys(cacheControl, () => entry.tags);
-      if (tags) all[surrogateKeyHeader] = tags;
+      if (keys) all[surrogateKeyHeader] = keys;
       setResult({ ...result, extensions: { ...result.extensions, http: { ...http, headers: all } } });
     },
   };

@@ -126,6 +126,15 @@ describe('Surrogate-Key', () => {
     ]);
   });
 
+  // 100 emoji make a 1,200-character tag, and 50 entity references a 76 KB header that Node's own client refused.
+  it('is never longer than a CDN takes: a response it cannot tag goes out uncached', async () => {
+    fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
+    const response = await fetch(`${fixture.facade.url}?query=${encodeURIComponent(field('\u{1F600}'.repeat(100)))}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('surrogate-key')).toBeNull();
+  });
+
   it('is left off responses nobody may store', async () => {
     fixture.upstream.respond(answerFor('v1'));
     const response = await fetch(`${fixture.facade.url}?query=${encodeURIComponent(field('PLAIN'))}`);
