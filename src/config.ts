@@ -248,6 +248,8 @@ const layout = {
     serviceSdl: env('FEDERATION_SDL', flag.optional()),
     // Unset: three quarters of PIM_MAX_CONCURRENCY (the why is where toConfig computes it).
     maxConcurrencyPerCredential: env('PIM_MAX_CONCURRENCY_PER_CREDENTIAL', int(1, 1_024).optional()),
+    // Unset: three quarters of HTTP_MAX_IN_FLIGHT, as above.
+    maxInFlightPerCredential: env('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL', int(1, 1_000_000).optional()),
     pimCache: env('PIM_CACHE', flag.default(true)),
     apq: env('GRAPHQL_APQ', flag.default(true)),
     // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0: off.
@@ -349,6 +351,13 @@ function withNewNames(present: Record<string, string | undefined>) {
 }
 
 /**
+ * What one credential may hold of `total` (upstream connections, requests in flight): as set, else three
+ * quarters, so one caller may use most of it and a quarter always stays free for the others.
+ */
+const shareOf = (total: number, set: number | undefined) =>
+  Math.min(total, set ?? Math.max(1, Math.floor((total * 3) / 4)));
+
+/**
  * The parsed settings as option groups, plus what is derived from several of them; every group is
  * shaped as the options of the module app.ts hands it to.
  */
@@ -360,16 +369,13 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
   const redis = { redisUrl: e.redisUrl, redisTimeoutMs };
   return {
     ...groups,
+    http: { ...groups.http, maxInFlightPerCredential: shareOf(groups.http.maxInFlight, e.maxInFlightPerCredential) },
     development: e.nodeEnv === 'development',
     /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */
     demo: e.demo || !groups.pimBaseUrl,
     pim: {
       ...pim,
-      maxConcurrencyPerCredential: Math.min(
-        pim.maxConcurrency,
-        // Three quarters: one caller may use most of the pool, and a quarter always stays free for the others.
-        e.maxConcurrencyPerCredential ?? Math.max(1, Math.floor((pim.maxConcurrency * 3) / 4)),
-      ),
+      maxConcurrencyPerCredential: shareOf(pim.maxConcurrency, e.maxConcurrencyPerCredential),
       cache: e.pimCache && { ...pim.cache, maxEntryBytes: pim.maxBodyBytes, ...redis },
       // Invalidations sent to another instance end freshness here within invalidationPollMs.
       stale: { ...pim.stale, ...redis, invalidationPollMs: 1_000 },

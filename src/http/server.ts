@@ -20,6 +20,8 @@ export interface HttpOptions {
   sendTimeoutMs: number;
   /** Requests served at once; past it a request (other than the probes) gets 503 at once. */
   maxInFlight: number;
+  /** Of those, what one credential may hold (`ServedApp.credentialOf`); the rest stay free for the others. */
+  maxInFlightPerCredential: number;
   /** How long shutdown waits for requests in flight before closing their connections. */
   shutdownGraceMs: number;
 }
@@ -28,6 +30,8 @@ export interface HttpOptions {
 export interface ServedApp {
   /** Answers every request the server does not answer itself (Yoga's node:http handler). */
   yoga(req: IncomingMessage, res: ServerResponse): unknown;
+  /** The credential a request is served on (a one-way key): its requests in flight count together. */
+  credentialOf?(req: IncomingMessage): string;
   /** True when the app can serve: answers `/readiness`. */
   ready(): Promise<boolean>;
   /** Releases what the app holds; called once the server has closed. */
@@ -61,11 +65,14 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     keepAliveTimeoutMs,
     sendTimeoutMs,
     maxInFlight,
+    maxInFlightPerCredential,
     shutdownGraceMs,
   } = options;
   // Responses not yet finished, with their sending's progress; after shutdown starts, the last one to
   // finish lets it go on.
   const open = new Map<ServerResponse, Progress>();
+  // Requests in flight per credential, while it has any: never more entries than requests in flight.
+  const held = new Map<string, number>();
   let closing = false;
   let drained: (() => void) | undefined;
 
@@ -109,9 +116,21 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
-      if (open.size > maxInFlight) {
+      // One credential may not take it all: its requests wait out their budget in its own queue share, and
+      // other callers, who the fair queue would serve, must still get in.
+      const credential = app.credentialOf?.(req);
+      const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
+      if (open.size > maxInFlight || holding >= maxInFlightPerCredential) {
         res.setHeader('retry-after', '1');
         return void refuse(res, 503, messages[503]!);
+      }
+      if (credential !== undefined) {
+        held.set(credential, holding + 1);
+        res.once('close', () => {
+          const left = held.get(credential)! - 1;
+          if (left > 0) held.set(credential, left);
+          else held.delete(credential);
+        });
       }
       void app.yoga(req, res);
     },

@@ -21,7 +21,7 @@ export interface UpstreamCredentials {
    * authenticates. With a server key that is the `X-API-KEY` sent (the caller's own, else the server's),
    * whatever else was forwarded; without one, everything forwarded.
    */
-  partition(headers: Readonly<Record<string, string>>): string;
+  partition(headers: Readonly<Record<string, string | string[] | undefined>>): string;
 }
 
 /** The one place that decides which credential headers go upstream; readiness and requests share it. */

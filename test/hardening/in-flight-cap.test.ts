@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 
 const { start } = closedAfterEach();
@@ -7,12 +7,17 @@ const leaving = new AbortController();
 afterEach(() => leaving.abort());
 
 /** POSTs one query; the status and body, or 'no answer' when none came within 3 s. */
-async function post(url: string, id: string, signal: AbortSignal = AbortSignal.timeout(3_000)) {
+async function post(
+  url: string,
+  id: string,
+  signal = AbortSignal.timeout(3_000),
+  headers: Record<string, string> = {},
+) {
   const started = Date.now();
   try {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ query: `{ classificationGroups(classificationId: "${id}") }` }),
       signal,
     });
@@ -26,7 +31,11 @@ async function post(url: string, id: string, signal: AbortSignal = AbortSignal.t
 describe('requests in flight in one process', () => {
   it('past HTTP_MAX_IN_FLIGHT, a request gets 503 at once instead of waiting with the others in memory', async () => {
     // Never answers: every admitted request stays in flight until its client leaves.
-    const { upstream, facade } = await start(() => undefined, { HTTP_MAX_IN_FLIGHT: '4', PIM_CACHE: 'false' });
+    const { upstream, facade } = await start(() => undefined, {
+      HTTP_MAX_IN_FLIGHT: '4',
+      HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL: '4',
+      PIM_CACHE: 'false',
+    });
     const held = ['A', 'B', 'C', 'D'].map((id) => post(facade.url, id, leaving.signal));
     await expect.poll(() => upstream.requests.length).toBe(4);
 
@@ -45,5 +54,22 @@ describe('requests in flight in one process', () => {
     // Once the server has seen them leave, a request is admitted again (and waits on the PIM).
     await expect.poll(async () => (await post(facade.url, 'F', AbortSignal.timeout(500))).status).toBe('no answer');
     expect(upstream.requests.some((r) => r.url.includes('/F/'))).toBe(true);
+  });
+
+  // First come, first served, one caller holding HTTP_MAX_IN_FLIGHT requests (its own upstream share full, its
+  // requests waiting out their budget) left every other caller a 503 at the door, where the fair queue never saw it.
+  it('keeps a quarter of HTTP_MAX_IN_FLIGHT for other credentials than the one holding the rest', async () => {
+    const { upstream, facade } = await start(() => undefined, { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false' });
+    const leave = new AbortController();
+    onTestFinished(() => leave.abort());
+    const busy = { 'x-api-key': 'busy-caller-key' };
+    const held = ['A', 'B', 'C', 'D', 'E', 'F'].map((id) => post(facade.url, id, leave.signal, busy));
+    await expect.poll(() => upstream.requests.length).toBe(6);
+    // Three quarters of 8: the busy caller's seventh is refused at the door.
+    expect(await post(facade.url, 'G', undefined, busy)).toMatchObject({ status: 503, retryAfter: '1' });
+    const other = post(facade.url, 'H', leave.signal, { 'x-api-key': 'other-caller-key' });
+    await expect.poll(() => upstream.requests.some((r) => r.url.includes('/H/'))).toBe(true);
+    leave.abort();
+    await Promise.all([...held, other]);
   });
 });
