@@ -71,12 +71,10 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
   const resolve = field.resolve;
   const entityTypes = union.getTypes().map((type) => type.name);
-  // Per operation: each operation of a batch has a context of its own, and all share the request's allowance.
-  const refusals = new WeakMap<Context, GraphQLError | undefined>();
-  field.resolve = (source, args: { representations: unknown[] }, context: Context, info) => {
-    if (!refusals.has(context)) refusals.set(context, takeAllowance(context, info, field));
-    const refused = refusals.get(context);
-    if (refused) throw refused;
+  field.resolve = (source, args: { representations: unknown[] }, context: Context & Admitted, info) => {
+    // Once per operation: each operation of a batch has a context of its own, and all share the request's allowance.
+    if (!(ADMITTED in context)) context[ADMITTED] = takeAllowance(context, info, field);
+    if (context[ADMITTED]) throw context[ADMITTED];
     const { representations } = args;
     return representations.map((representation, index) => {
       // A list item that is an Error becomes null with that error at the item's path.
@@ -97,34 +95,45 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   return schema;
 }
 
+// The operation's verdict on its representations, on its context (no WeakMap per request: request-slot.ts says why).
+const ADMITTED = Symbol('entities admitted');
+type Admitted = { [ADMITTED]?: GraphQLError | undefined };
+
 /** Takes the representations of every `_entities` field the operation runs from the request's allowance. */
 function takeAllowance(context: Context, info: GraphQLResolveInfo, field: GraphQLField<unknown, unknown>) {
-  const count = countRepresentations(info, field, info.operation.selectionSet, new Set());
+  const count = countRepresentations(info, field, info.operation.selectionSet, {
+    fragments: new Set(),
+    keys: new Set(),
+  });
   if (context.representations.take(count)) return undefined;
   const { limit } = context.representations;
   return badInput(`${count} more entity representations would pass the limit of ${limit} per request; split the batch`);
 }
 
-// The operation's root selections, as execution collects them: fragments entered (each once), skipped ones left out.
+/**
+ * The operation's root selections, as execution collects them: fragments entered (each once), skipped ones left
+ * out, and fields of one response key run once (validation has made them the same field with the same arguments).
+ */
 function countRepresentations(
   info: GraphQLResolveInfo,
   field: GraphQLField<unknown, unknown>,
   { selections }: SelectionSetNode,
-  entered: Set<string>,
+  seen: { fragments: Set<string>; keys: Set<string> },
 ): number {
   let count = 0;
   for (const node of selections) {
     if (!included(node, info.variableValues)) continue;
     if (node.kind === Kind.FIELD) {
-      if (node.name.value === field.name) {
-        const { representations } = getArgumentValues(field, node, info.variableValues);
-        count += Array.isArray(representations) ? representations.length : 1;
-      }
+      const key = node.alias?.value ?? node.name.value;
+      if (node.name.value !== field.name || seen.keys.has(key)) continue;
+      seen.keys.add(key);
+      const { representations } = getArgumentValues(field, node, info.variableValues);
+      count += Array.isArray(representations) ? representations.length : 1;
     } else if (node.kind === Kind.INLINE_FRAGMENT) {
-      count += countRepresentations(info, field, node.selectionSet, entered);
-    } else if (!entered.has(node.name.value) && info.fragments[node.name.value]) {
-      entered.add(node.name.value);
-      count += countRepresentations(info, field, info.fragments[node.name.value]!.selectionSet, entered);
+      count += countRepresentations(info, field, node.selectionSet, seen);
+    } else if (!seen.fragments.has(node.name.value) && info.fragments[node.name.value]) {
+      seen.fragments.add(node.name.value);
+      count += countRepresentations(info, field, info.fragments[node.name.value]!.selectionSet, seen);
     }
   }
   return count;

@@ -252,6 +252,13 @@ describe('_entities, as a gateway calls it', () => {
     );
     expect(skipped.errors).toBeUndefined();
     expect(skipped.data.a).toHaveLength(60);
+    // Fields of one response key run once, however often the document names them.
+    const { body: merged } = await facade.post(
+      `query($a: [_Any!]!) { x: _entities(representations: $a) { __typename } ...F ... on Query { x: _entities(representations: $a) { __typename } } } fragment F on Query { x: _entities(representations: $a) { __typename } }`,
+      { a: sixty },
+    );
+    expect(merged.errors).toBeUndefined();
+    expect(merged.data.x).toHaveLength(60);
   });
 
   // Hive Gateway's merged fetch names each `_entities` `_v<n>__entities`: 16 fetches were refused whole by the
