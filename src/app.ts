@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -65,8 +64,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
       faults.close();
       await Promise.all([client.close(), observability.close(), persisted.close()]);
     },
-    /** The fair-queue partition of a request's credential, which the server counts requests in flight by. */
-    credentialOf: (req: IncomingMessage) => credentials.partition(req.headers),
+    /** The fair-queue partition of the credential a request's calls carry: the server counts requests by it. */
+    credentialOf: (headers: Pick<Headers, 'get'>) => credentials.partition(credentials.headers(headers)),
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */
     ready: createReadiness({ ...config.readiness, client }),
     /** Breaker state, read-only. */

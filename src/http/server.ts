@@ -31,7 +31,7 @@ export interface ServedApp {
   /** Answers every request the server does not answer itself (Yoga's node:http handler). */
   yoga(req: IncomingMessage, res: ServerResponse): unknown;
   /** The credential a request is served on (a one-way key): its requests in flight count together. */
-  credentialOf?(req: IncomingMessage): string;
+  credentialOf?(headers: Pick<Headers, 'get'>): string;
   /** True when the app can serve: answers `/readiness`. */
   ready(): Promise<boolean>;
   /** Releases what the app holds; called once the server has closed. */
@@ -51,6 +51,11 @@ const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://${host}`);
 // The WHATWG parser also reads `\` as `/` in an http URL: a backslash anywhere is refused with them.
 const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
+// Node joins a repeated header as the Fetch API does (but Set-Cookie, which carries no credential).
+const headersOf = (req: IncomingMessage) => ({
+  get: (name: string) => (req.headers[name] as string | undefined) ?? null,
+});
 
 /**
  * The node:http server around the app: hardened timeouts and sizes, a request body limit,
@@ -118,7 +123,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       // One credential may not take it all: its requests wait out their budget in its own queue share, and
       // other callers, who the fair queue would serve, must still get in.
-      const credential = app.credentialOf?.(req);
+      const credential = app.credentialOf?.(headersOf(req));
       const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
       if (open.size > maxInFlight || holding >= maxInFlightPerCredential) {
         res.setHeader('retry-after', '1');

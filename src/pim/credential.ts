@@ -15,13 +15,13 @@ export interface UpstreamCredentials {
   /** Lower-case header names whose values identify the caller upstream. */
   names: readonly string[];
   /** The credential headers of one call: the forwarded ones of `incoming`, else the server's key. */
-  headers(incoming?: Headers): Record<string, string>;
+  headers(incoming?: Pick<Headers, 'get'>): Record<string, string>;
   /**
    * The fair-queue partition of a call with these `headers`: a one-way key of the credential the PIM
    * authenticates. With a server key that is the `X-API-KEY` sent (the caller's own, else the server's),
    * whatever else was forwarded; without one, everything forwarded.
    */
-  partition(headers: Readonly<Record<string, string | string[] | undefined>>): string;
+  partition(headers: Readonly<Record<string, string>>): string;
 }
 
 /** The one place that decides which credential headers go upstream; readiness and requests share it. */

@@ -72,4 +72,21 @@ describe('requests in flight in one process', () => {
     leave.abort();
     await Promise.all([...held, other]);
   });
+
+  // The door counts by the credential the PIM sees: an empty X-API-KEY goes upstream as the server's key, like no
+  // key at all, so it must not open a share of its own beside the callers that send none.
+  it('counts a request by the credential its upstream calls carry', async () => {
+    const { upstream, facade } = await start(() => undefined, {
+      HTTP_MAX_IN_FLIGHT: '8',
+      PIM_API_KEY: 'the-server-key',
+      PIM_CACHE: 'false',
+    });
+    const leave = new AbortController();
+    onTestFinished(() => leave.abort());
+    const held = ['A', 'B', 'C', 'D', 'E', 'F'].map((id) => post(facade.url, id, leave.signal));
+    await expect.poll(() => upstream.requests.length).toBe(6);
+    expect(await post(facade.url, 'G', undefined, { 'x-api-key': '' })).toMatchObject({ status: 503 });
+    leave.abort();
+    await Promise.all(held);
+  });
 });
