@@ -5,8 +5,10 @@ import { LRUCache } from 'lru-cache';
 type CacheOptions = Exclude<YogaServerOptions<object, object>['parserAndValidationCache'], boolean | undefined>;
 
 // Measured on graphql-js 16: a parsed document keeps every lexer token (a linked list its locations point into)
-// and its syntax tree, about 500 bytes a token; its text is the cache key, up to two bytes a character.
-const BYTES_PER_TOKEN = 512;
+// and its syntax tree, about 500 bytes a token, and Yoga keeps its validation result beside it: nothing when it
+// is valid, as much again when it is not (100 errors with their stacks). Its text, the key, is up to 2 bytes a
+// character.
+const BYTES_PER_TOKEN = 1_152;
 const textBytes = (text: string) => 2 * text.length + 64;
 
 function tokens(document: DocumentNode): number {
@@ -15,7 +17,7 @@ function tokens(document: DocumentNode): number {
   return count;
 }
 
-/** 16 MiB: some thousand documents of the usual size, some thirty of the largest the limits let through. */
+/** 16 MiB: some four hundred documents of the usual size, a dozen of the largest the limits let through. */
 export const DOCUMENT_CACHE_BYTES = 16 * 2 ** 20;
 
 /**
@@ -30,7 +32,7 @@ export function documentCaches(maxBytes = DOCUMENT_CACHE_BYTES): CacheOptions {
       ...common,
       sizeCalculation: (document, text) => textBytes(text) + BYTES_PER_TOKEN * tokens(document),
     }),
-    // A parse error keeps the text it failed on, and little else.
-    errorCache: new LRUCache<string, object>({ ...common, sizeCalculation: (_error, text) => textBytes(text) + 1_024 }),
+    // A parse error keeps the text it failed on, its stack and little else (about 3 KB measured).
+    errorCache: new LRUCache<string, object>({ ...common, sizeCalculation: (_error, text) => textBytes(text) + 4_096 }),
   };
 }

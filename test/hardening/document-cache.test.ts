@@ -1,4 +1,10 @@
+import { parse, validate, type DocumentNode } from 'graphql';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { LRUCache } from 'lru-cache';
+import { documentCaches } from '../../src/plugins/document-cache.ts';
+import { schema } from '../../src/schema/index.ts';
 import { startProcess, type TestProcess } from '../helpers/process.ts';
 
 // Yoga keeps the parsed documents of 1,024 distinct texts (and the errors of 1,024 that failed to parse) for an
@@ -45,4 +51,23 @@ describe('the cache of parsed documents', () => {
     });
     expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
   }, 60_000);
+
+  // Yoga keeps each cached document's validation result beside it (a WeakMap keyed by the tree): for a document
+  // of 1,000 unknown fields, 100 errors with their stacks, as big again as the tree, which the count left out.
+  it('counts what its documents hold on the heap, their validation results included', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapUsed = () => (gc(), gc(), process.memoryUsage().heapUsed);
+    const { documentCache } = documentCaches(2 ** 40) as { documentCache: LRUCache<string, DocumentNode> };
+    const results = new WeakMap<DocumentNode, unknown>();
+    const before = heapUsed();
+    for (let i = 0; i < 60; i++) {
+      const text = bigDocument(i);
+      const document = parse(text);
+      documentCache.set(text, document);
+      results.set(document, validate(schema, document));
+    }
+    const held = heapUsed() - before;
+    expect(documentCache.calculatedSize).toBeGreaterThanOrEqual(held);
+  });
 });
