@@ -41,14 +41,15 @@ function noStore(credential: boolean): string {
   return credential ? 'private, no-store' : 'no-store';
 }
 
-// What CDNs take: Fastly a kilobyte a key, and proxies' header buffers often 8 KB for the whole header.
+// What CDNs take: Fastly a kilobyte a key; proxies' buffers often 8 KB for the whole head, the other headers too.
 const MAX_KEY_LENGTH = 1_024;
-const MAX_KEYS_LENGTH = 8_192;
+const MAX_KEYS_LENGTH = 4_096;
 
 /**
  * A response's `Cache-Control` and its tag header's value: the catalogs and classifications behind a
  * response a cache may keep, none on `no-store` (whose tags are then never read: most responses name none).
- * A response whose tags a CDN would refuse or cut (ids may be long) is not kept at all: no purge could reach it.
+ * A response whose tags a CDN would refuse or cut (ids may be long) is kept by browsers alone: no purge could
+ * reach a shared copy.
  */
 export function cacheHeaders(
   cacheControl: string,
@@ -58,8 +59,11 @@ export function cacheHeaders(
   if (cacheControl.includes('no-store')) return { cacheControl };
   const list = [...(tags() ?? [])];
   const keys = list.join(' ');
-  if (keys.length > MAX_KEYS_LENGTH || list.some((tag) => tag.length > MAX_KEY_LENGTH))
-    return { cacheControl: noStore(credential) };
+  if (keys.length > MAX_KEYS_LENGTH || list.some((tag) => tag.length > MAX_KEY_LENGTH)) {
+    if (cacheControl.startsWith('private')) return { cacheControl };
+    const maxAge = Number(/max-age=(\d+)/.exec(cacheControl)?.[1] ?? 0);
+    return { cacheControl: maxAge > 0 ? `private, max-age=${maxAge}` : noStore(credential) };
+  }
   return list.length > 0 ? { cacheControl, keys } : { cacheControl };
 }
 

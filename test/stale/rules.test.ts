@@ -127,12 +127,29 @@ describe('Surrogate-Key', () => {
   });
 
   // 100 emoji make a 1,200-character tag, and 50 entity references a 76 KB header that Node's own client refused.
-  it('is never longer than a CDN takes: a response it cannot tag goes out uncached', async () => {
+  it('is never longer than a CDN takes: a response it cannot tag is kept by browsers alone', async () => {
     fixture.upstream.respond(withHeaders({ 'cache-control': 'max-age=60' }));
-    const response = await fetch(`${fixture.facade.url}?query=${encodeURIComponent(field('\u{1F600}'.repeat(100)))}`);
-    expect(response.status).toBe(200);
-    expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(response.headers.get('surrogate-key')).toBeNull();
+    const get = (id: string, headers: Record<string, string> = {}) =>
+      fetch(`${fixture.facade.url}?query=${encodeURIComponent(field(id))}`, { headers });
+    const seen = async (response: Promise<Response>) => {
+      const { status, headers } = await response;
+      return [status, headers.get('cache-control'), headers.get('surrogate-key')];
+    };
+    expect(await seen(get('\u{1F600}'.repeat(100)))).toEqual([200, 'private, max-age=60', null]);
+    // A caller's own answer was private already: the browser keeps it as before, and no CDN ever did.
+    expect(await seen(get('\u{1F601}'.repeat(100), { 'x-api-key': 'key-of-b-456' }))).toEqual([
+      200,
+      'private, max-age=60',
+      null,
+    ]);
+    // 4 KB of tags in all is the most: past it, the same (15 ids of spaces, each tag 388 characters encoded).
+    const ids = Array.from({ length: 15 }, (_, i) => `"${String(i).padStart(2, '0')}${' '.repeat(126)}"`);
+    const wide = `{ ${ids.map((id, i) => `p${i}: catalogProducts(catalogId: ${id})`).join(' ')} }`;
+    const response = await fetch(`${fixture.facade.url}?query=${encodeURIComponent(wide)}`);
+    expect([response.headers.get('cache-control'), response.headers.get('surrogate-key')]).toEqual([
+      'private, max-age=60',
+      null,
+    ]);
   });
 
   it('is left off responses nobody may store', async () => {
