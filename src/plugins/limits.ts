@@ -51,6 +51,7 @@ export function useAbuseLimits({
           maxDepth: { n: maxDepth, flattenFragments: true, ...callbacks },
           // Armor lets aliases of __typename through by default; here every alias counts but those of `_entities`,
           // which a gateway gives each fetch it merges into one request (FEDERATION_MAX_REPRESENTATIONS bounds them).
+          // Armor also passes an alias *named* `_entities`: one a selection set, as a response key is unique there.
           maxAliases: { n: maxAliases, allowList: ['_entities'], ...callbacks },
           maxTokens: { n: maxTokens, ...callbacks },
           maxDirectives: { n: maxDirectives, ...callbacks },
