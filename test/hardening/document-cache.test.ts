@@ -18,8 +18,9 @@ describe('the cache of parsed documents', () => {
   afterEach(() => server?.kill());
 
   it('holds a bounded number of bytes: 300 distinct documents of 1,000 tokens fit a small heap', async () => {
-    // 112 MB of old space: the server's own 40 MB, the cache's 16 MiB and room to spare. Unbounded, the trees of
-    // the first 150 documents took it all and the process died (with the image's 256 MB, at 300 of them).
+    // 112 MB of old space: the server's own 40 MB, the cache's 16 MiB and room to spare. Unbounded, the trees and
+    // validation results of the first hundred or so documents (1 MB each) took it all and the process died; with
+    // the image's 256 MB it died before 300.
     server = startProcess(process.execPath, ['--max-old-space-size=112', 'src/main.ts'], {
       env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test' },
     });
