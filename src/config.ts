@@ -369,7 +369,11 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
   const redis = { redisUrl: e.redisUrl, redisTimeoutMs };
   return {
     ...groups,
-    http: { ...groups.http, maxInFlightPerCredential: shareOf(groups.http.maxInFlight, e.maxInFlightPerCredential) },
+    http: {
+      ...groups.http,
+      maxInFlightPerCredential: shareOf(groups.http.maxInFlight, e.maxInFlightPerCredential),
+      metricsPath: (groups.observability.metricsPort === undefined && groups.observability.metricsPath) || undefined,
+    },
     development: e.nodeEnv === 'development',
     /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */
     demo: e.demo || !groups.pimBaseUrl,

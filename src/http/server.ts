@@ -22,6 +22,8 @@ export interface HttpOptions {
   maxInFlight: number;
   /** Of those, what one credential may hold (`ServedApp.credentialOf`); the rest stay free for the others. */
   maxInFlightPerCredential: number;
+  /** The metrics' path when the app serves them on this port: never refused for load, as the probes are not. */
+  metricsPath: string | undefined;
   /** How long shutdown waits for requests in flight before closing their connections. */
   shutdownGraceMs: number;
 }
@@ -71,6 +73,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     sendTimeoutMs,
     maxInFlight,
     maxInFlightPerCredential,
+    metricsPath,
     shutdownGraceMs,
   } = options;
   // Responses not yet finished, with their sending's progress; after shutdown starts, the last one to
@@ -120,6 +123,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (path === '/readiness') {
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }
+      if (path === metricsPath) return void app.yoga(req, res);
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       // One credential may not take it all: its requests wait out their budget in its own queue share, and
       // other callers, who the fair queue would serve, must still get in.

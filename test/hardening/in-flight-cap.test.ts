@@ -45,8 +45,9 @@ describe('requests in flight in one process', () => {
     expect(JSON.parse((refused as { text: string }).text)).toEqual({
       errors: [{ message: expect.stringMatching(/busy/), extensions: { code: 'OVERLOADED' } }],
     });
-    // Probes are never refused for load.
+    // Probes are never refused for load, nor the metrics of a main port that serves them, wanted most right then.
     expect((await facade.get('/health')).status).toBe(200);
+    expect((await facade.get('/metrics')).status).toBe(200);
     expect(upstream.requests).toHaveLength(4);
 
     leaving.abort();
