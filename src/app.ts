@@ -51,7 +51,12 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
   const responses = config.responseCache
-    ? createResponseCache({ ...config.responseCache, credentials, partition: client.partition })
+    ? createResponseCache({
+        ...config.responseCache,
+        credentials,
+        partition: client.partition,
+        bytes: requestContext.bytes,
+      })
     : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;

@@ -25,8 +25,12 @@ export interface Allowance {
   take(count: number): boolean;
 }
 
-// What decides when a request's bytes stop counting; kept beside its context, one per HTTP request.
-interface RequestState extends PimContext {
+// What decides when a request's bytes stop counting; kept beside its context, one per HTTP request. The loaders
+// (`pim`) are built by the first operation that executes: a hit of the cache of results needs the bytes alone.
+interface RequestState extends Omit<PimContext, 'pim'> {
+  pim?: PimApi;
+  /** What the request's calls listen to, with `pim`. */
+  calls?: AbortController;
   /** Streamed results (@defer/@stream) not yet ended. */
   streams: number;
   /** Yoga has built the response (for a stream, before its later parts exist). */
@@ -37,6 +41,9 @@ interface RequestState extends PimContext {
 
 /** Yoga's context, and the node:http response when node:http serves the request (not `yoga.fetch`). */
 type ServedContext = YogaInitialContext & { res?: ServerResponse };
+
+/** The request, and the node:http response that serves it when there is one. */
+type Served = Pick<ServedContext, 'request' | 'res'>;
 
 /** What every resolver receives. */
 export type Context = YogaInitialContext & PimContext;
@@ -75,13 +82,43 @@ export function createContextFactory({
   maxRepresentations,
   onDedup,
   clientIpHeader,
-}: ContextOptions): { context: (initial: ServedContext) => PimContext; plugin: Plugin } {
+}: ContextOptions): {
+  context: (initial: ServedContext) => PimContext;
+  plugin: Plugin;
+  /** The request's upstream bytes, without its loaders: what a hit of the cache of results sends counts there. */
+  bytes: (served: Served) => ByteAccount;
+} {
   const contexts = requestSlot<RequestState>('request state');
   let requests = 0;
-  const context = ({ request, res }: ServedContext): PimContext => {
-    let built = contexts.get(request);
-    if (!built) {
-      const upstreamBytes = client.openByteAccount();
+  const stateOf = ({ request, res }: Served): RequestState => {
+    const known = contexts.get(request);
+    if (known) return known;
+    const upstreamBytes = client.openByteAccount();
+    const representations = createAllowance(maxRepresentations);
+    const state: RequestState = {
+      upstreamBytes,
+      representations,
+      streams: 0,
+      responded: false,
+      untilClosed: res !== undefined,
+    };
+    // An answer its client reads slowly, or not at all, waits in memory until it is out or cut.
+    res?.once('close', () => upstreamBytes.release());
+    // A client that left before this state was built (while its persisted query was looked up, say):
+    // neither `close` nor the abort below will come again, so nothing of it may count.
+    if (res?.closed || request.signal.aborted) upstreamBytes.release();
+    contexts.set(request, state);
+    // A client that leaves midway stops its calls and ends its streams too; this also covers one whose
+    // iterator is never closed. One listener: each costs on the adapter's signal (below).
+    const leave = () => (state.calls?.abort(request.signal.reason), upstreamBytes.release());
+    request.signal.addEventListener('abort', leave, { once: true });
+    return state;
+  };
+  const context = (initial: ServedContext): PimContext => {
+    const { request } = initial;
+    const built = stateOf(initial);
+    if (!built.pim) {
+      const { upstreamBytes } = built;
       // The request id travels upstream so PIM logs can be matched with ours.
       const credential = credentials.headers(request.headers);
       const headers = { ...credential, 'x-request-id': requestIdOf(request) };
@@ -92,9 +129,9 @@ export function createContextFactory({
       };
       // The request's own signal is the server adapter's Proxy, slow for every listener added or removed;
       // the calls of the request (coalescing, queue, undici) listen to a plain one that follows it.
-      const calls = new AbortController();
+      const calls = (built.calls = new AbortController());
       if (request.signal.aborted) calls.abort(request.signal.reason);
-      const pim = withErrorContract(
+      built.pim = withErrorContract(
         createPimApi({
           client,
           limits,
@@ -110,19 +147,6 @@ export function createContextFactory({
           partition: client.partition(headers),
         }),
       );
-      const representations = createAllowance(maxRepresentations);
-      built = { pim, upstreamBytes, representations, streams: 0, responded: false, untilClosed: res !== undefined };
-      // An answer its client reads slowly, or not at all, waits in memory until it is out or cut.
-      res?.once('close', () => upstreamBytes.release());
-      // A client that left before this context was built (while its persisted query was looked up, say):
-      // neither `close` nor the abort below will come again, so nothing of it may count.
-      if (res?.closed || request.signal.aborted) upstreamBytes.release();
-      contexts.set(request, built);
-      // A client that leaves midway stops its calls and ends its streams too; this also covers one whose
-      // iterator is never closed.
-      request.signal.addEventListener('abort', () => (calls.abort(request.signal.reason), upstreamBytes.release()), {
-        once: true,
-      });
     }
     return { pim: built.pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
   };
@@ -147,7 +171,7 @@ export function createContextFactory({
       settle(state);
     },
   };
-  return { context, plugin };
+  return { context, plugin, bytes: (initial) => stateOf(initial).upstreamBytes };
 }
 
 // An IPv6 address with zone and port, quoted as RFC 7239 writes it, fits; a longer entry is no address.

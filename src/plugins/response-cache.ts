@@ -1,10 +1,12 @@
 import type { ExecutionResult } from 'graphql';
+import type { ServerResponse } from 'node:http';
 import { isAsyncIterable, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { UpstreamCredentials } from '../pim/credential.ts';
 import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
 import { aged } from '../pim/rest/freshness.ts';
+import type { ByteAccount } from '../pim/rest/byte-limits.ts';
 import type { Freshness } from '../pim/rest/types.ts';
 import { cacheControlFor, cacheHeaders, sendsCredential } from './http-caching.ts';
 
@@ -19,6 +21,8 @@ export interface ResponseCacheOptions {
   partition: (headers: Readonly<Record<string, string>>) => string;
   /** The tag header (useHttpCaching's): a hit carries it as its own Cache-Control allows, whatever the filler's did. */
   surrogateKeyHeader: string;
+  /** The request's upstream bytes (the context factory's): a hit's text counts there as executing it would. */
+  bytes: (served: { request: Request; res?: ServerResponse }) => ByteAccount;
 }
 
 /** Serialized results of repeated operations, and the hook that drops them when the catalog changes. */
@@ -72,6 +76,7 @@ export function createResponseCache({
   credentials,
   partition,
   surrogateKeyHeader,
+  bytes,
 }: ResponseCacheOptions): ResponseCache {
   // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
   const keyOf = (params: GraphQLParams, headers: Headers) => {
@@ -97,6 +102,13 @@ export function createResponseCache({
       const key = (marks[KEY] = keyOf(params, request.headers));
       const entry = key === undefined || asksPastCache(request.headers) ? undefined : entries.get(key);
       if (!entry) return;
+      // Sent, the text weighs what executing it would: past the request's (or the process's) bytes it is a miss,
+      // which executes and fails UPSTREAM_TOO_LARGE where it should. The account lasts until the response is out.
+      try {
+        bytes({ request, res: (context as { res?: ServerResponse }).res }).send(entry.text.length);
+      } catch {
+        return;
+      }
       // Yoga's own handler without validation and context: the execute hooks run, then onExecute answers.
       // The document comes from Yoga's parser cache (an entry holding it would keep 70 bytes a character).
       setParamsHandler(() => {

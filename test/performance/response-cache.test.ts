@@ -208,3 +208,30 @@ describe('cache of serialized results', () => {
     expect(stats().hits).toBe(hits + 1);
   });
 });
+
+// A hit skipped the request's byte account: ten operations of a batch, each a hit on a result of 20 KB, sent
+// 200 KB for a request allowed 64 KB (and slow readers held any number of such responses, past the process cap).
+describe('a hit counts against the request’s upstream bytes', () => {
+  it('as executing it would: past PIM_MAX_REQUEST_BYTES, the operations of a batch fail UPSTREAM_TOO_LARGE', async () => {
+    const upstream = await startUpstream(answer);
+    const facade = await startFacade(upstream.url, { GRAPHQL_BATCHING: 'true', PIM_MAX_REQUEST_BYTES: '65536' });
+    try {
+      const big = { query, variables: { id: 'big-batched' } };
+      const filled = await facade.post(query, { id: 'big-batched' });
+      expect(filled.body.errors).toBeUndefined();
+      const response = await fetch(facade.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(Array.from({ length: 10 }, () => big)),
+      });
+      const results = (await response.json()) as Array<{ errors?: Array<{ extensions: { code: string } }> }>;
+      const refused = results.filter((r) => r.errors?.[0]?.extensions.code === 'UPSTREAM_TOO_LARGE');
+      // 64 KB hold three answers of 20 KB: the first three are served, from the cache or not, the others refused.
+      expect(results.length - refused.length).toBe(3);
+      expect(refused).toHaveLength(7);
+    } finally {
+      await facade.close();
+      await upstream.close();
+    }
+  });
+});
