@@ -76,15 +76,17 @@ const badUserInput = (error: GraphQLError) => withExtensions(error, { ...error.e
 const hasParserDetail = (error: unknown): error is GraphQLError =>
   error instanceof GraphQLError && error.extensions['code'] === 'BAD_REQUEST' && 'originalError' in error.extensions;
 
-/** The same error, in the same place, with other extensions. */
-const withExtensions = (error: GraphQLError, extensions: GraphQLError['extensions']) =>
-  new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions,
-  });
+/**
+ * The same error with other extensions, changed in place: Yoga logs every error a mask replaces as unexpected, at
+ * error level and with the client's input in it (a refused 64 KB variable made a 320 KB line).
+ */
+function withExtensions(error: GraphQLError, extensions: GraphQLError['extensions']): GraphQLError {
+  const own = error.extensions as Record<string, unknown>;
+  if (Object.isFrozen(own)) return new GraphQLError(error.message, { ...error, extensions });
+  for (const name of Object.keys(own)) delete own[name];
+  Object.assign(own, extensions);
+  return error;
+}
 
 // The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.
 function isClientGone(error: unknown): error is Error {

@@ -66,6 +66,18 @@ describe('request id and logs', () => {
     expect(upstream.requests[0]!.headers['x-request-id']).toBe(id);
   });
 
+  // Refused input is the client's mistake: Yoga logged each at error level, quoting the value (a 64 KB variable made
+  // a line of 320 KB, and ten in a batch ten of them), whenever the refusal was given its code as a new error.
+  it('logs no error line for a variable it refuses, nor the value', async () => {
+    const before = logLines.length;
+    const value = `V${'x'.repeat(5_000)}`;
+    const { body } = await server.post('query($p: Int) { catalogProducts(catalogId: "a", page: $p) }', { p: value });
+    expect(body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    const lines = logLines.slice(before);
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(JSON.stringify(lines)).not.toContain(value);
+  });
+
   // A 60,000-character operation name made a 60 KB line, and 140 of them filled what a slow stdout may hold.
   it('clips the operation names and the path a client chose to 256 characters in its line', async () => {
     await post(`query Q${'x'.repeat(60_000)} { __typename }`, { 'x-request-id': 'req-long-name' });
