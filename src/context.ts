@@ -108,10 +108,11 @@ export function createContextFactory({
     // neither `close` nor the abort below will come again, so nothing of it may count.
     if (res?.closed || request.signal.aborted) upstreamBytes.release();
     contexts.set(request, state);
-    // A client that leaves midway stops its calls and ends its streams too; this also covers one whose
-    // iterator is never closed. One listener: each costs on the adapter's signal (below).
+    // Without node:http's `close`, a client that leaves midway ends its account here, and its calls (once it has
+    // any) with it; this also covers a stream whose iterator is never closed. At most one listener a request on
+    // the adapter's signal, where each costs (below): a hit of the cache of results served by node:http adds none.
     const leave = () => (state.calls?.abort(request.signal.reason), upstreamBytes.release());
-    request.signal.addEventListener('abort', leave, { once: true });
+    if (!res) request.signal.addEventListener('abort', leave, { once: true });
     return state;
   };
   const context = (initial: ServedContext): PimContext => {
@@ -131,6 +132,9 @@ export function createContextFactory({
       // the calls of the request (coalescing, queue, undici) listen to a plain one that follows it.
       const calls = (built.calls = new AbortController());
       if (request.signal.aborted) calls.abort(request.signal.reason);
+      // A client that leaves midway stops its calls (with node:http; else the listener above does).
+      else if (initial.res)
+        request.signal.addEventListener('abort', () => calls.abort(request.signal.reason), { once: true });
       built.pim = withErrorContract(
         createPimApi({
           client,
