@@ -50,14 +50,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     probe: { ...pim.probe, headers: credentials.headers() },
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
-  const responses = config.responseCache
-    ? createResponseCache({
-        ...config.responseCache,
-        credentials,
-        partition: client.partition,
-        bytes: requestContext.bytes,
-      })
-    : undefined;
+  const { partition } = client;
+  const { bytes } = requestContext;
+  const cache = config.responseCache;
+  const responses = cache ? createResponseCache({ ...cache, credentials, partition, bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;
   const handle = token && createInvalidationHandler({ token, invalidate: client.invalidate });
