@@ -1,17 +1,14 @@
 import {
   GraphQLError,
-  GraphQLSkipDirective,
-  GraphQLIncludeDirective,
   getArgumentValues,
-  getDirectiveValues,
   getNamedType,
   isUnionType,
-  Kind,
   type GraphQLField,
   type GraphQLResolveInfo,
   type GraphQLSchema,
-  type SelectionSetNode,
 } from 'graphql';
+// graphql-js's own collection of an operation's root fields, as execution does it (marked internal, stable in 16).
+import { collectFields } from 'graphql/execution/collectFields.js';
 import type { ObjectRef } from '@pothos/core';
 import type { Context } from '../context.ts';
 import { builder } from './builder.ts';
@@ -99,49 +96,23 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
 const ADMITTED = Symbol('entities admitted');
 type Admitted = { [ADMITTED]?: GraphQLError | undefined };
 
-/** Takes the representations of every `_entities` field the operation runs from the request's allowance. */
+/**
+ * Takes the representations of every `_entities` field the operation runs from the request's allowance: its root
+ * fields as execution collects them (skipped ones left out, each response key once, with the arguments validation
+ * made the same for all its nodes).
+ */
 function takeAllowance(context: Context, info: GraphQLResolveInfo, field: GraphQLField<unknown, unknown>) {
-  const count = countRepresentations(info, field, info.operation.selectionSet, {
-    fragments: new Set(),
-    keys: new Set(),
-  });
+  const { schema, fragments, variableValues, parentType, operation } = info;
+  let count = 0;
+  for (const [node] of collectFields(schema, fragments, variableValues, parentType, operation.selectionSet).values()) {
+    if (node?.name.value !== field.name) continue;
+    const { representations } = getArgumentValues(field, node, variableValues);
+    count += Array.isArray(representations) ? representations.length : 1;
+  }
   if (context.representations.take(count)) return undefined;
   const { limit } = context.representations;
   return badInput(`${count} more entity representations would pass the limit of ${limit} per request; split the batch`);
 }
-
-/**
- * The operation's root selections, as execution collects them: fragments entered (each once), skipped ones left
- * out, and fields of one response key run once (validation has made them the same field with the same arguments).
- */
-function countRepresentations(
-  info: GraphQLResolveInfo,
-  field: GraphQLField<unknown, unknown>,
-  { selections }: SelectionSetNode,
-  seen: { fragments: Set<string>; keys: Set<string> },
-): number {
-  let count = 0;
-  for (const node of selections) {
-    if (!included(node, info.variableValues)) continue;
-    if (node.kind === Kind.FIELD) {
-      const key = node.alias?.value ?? node.name.value;
-      if (node.name.value !== field.name || seen.keys.has(key)) continue;
-      seen.keys.add(key);
-      const { representations } = getArgumentValues(field, node, info.variableValues);
-      count += Array.isArray(representations) ? representations.length : 1;
-    } else if (node.kind === Kind.INLINE_FRAGMENT) {
-      count += countRepresentations(info, field, node.selectionSet, seen);
-    } else if (!seen.fragments.has(node.name.value) && info.fragments[node.name.value]) {
-      seen.fragments.add(node.name.value);
-      count += countRepresentations(info, field, info.fragments[node.name.value]!.selectionSet, seen);
-    }
-  }
-  return count;
-}
-
-const included = (node: SelectionSetNode['selections'][number], variables: Record<string, unknown>) =>
-  getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
-  getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 
 const isOneOf = (value: unknown, names: readonly string[]): boolean =>
   typeof value === 'string' && names.includes(value);
