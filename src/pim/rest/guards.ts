@@ -31,10 +31,12 @@ export function urlChecker(base: URL): (path: string) => string {
 }
 
 /**
- * Reads a response body as text, at most `maxBytes` of it, charging every chunk to the request's
- * byte account. A bigger body (declared or streamed) fails with UPSTREAM_ERROR, one past the
- * account's caps with UPSTREAM_TOO_LARGE; either way the stream is destroyed, which closes its
- * connection instead of reading the rest into memory, and the bytes read are given back.
+ * Reads a response body as text, at most `maxBytes` of it, charging it to the request's byte account:
+ * a declared length before the first byte is read, what streams past it as it comes. A bigger body
+ * (declared or streamed) fails with UPSTREAM_ERROR, one past the account's caps with
+ * UPSTREAM_TOO_LARGE; either way the stream is destroyed, which closes its connection instead of
+ * reading the rest into memory, and the bytes charged are given back. Charged as read, bodies that
+ * cannot all fit would each take part of the process cap and fail near their ends, none answered.
  */
 export async function readLimitedText(
   response: Dispatcher.ResponseData,
@@ -45,18 +47,28 @@ export async function readLimitedText(
   const tooLarge = () => pimError('UPSTREAM_ERROR', new Error(`response body over ${maxBytes} bytes`), statusCode);
   const chunks: Buffer[] = [];
   let size = 0;
+  let charged = 0;
   try {
-    if (Number(headers['content-length']) > maxBytes) throw tooLarge();
+    const declared = Number(headers['content-length']);
+    if (declared > maxBytes) throw tooLarge();
+    if (declared > 0) {
+      account.charge(declared, statusCode);
+      charged = declared;
+    }
     for await (const chunk of body as AsyncIterable<Buffer>) {
       if (size + chunk.length > maxBytes) throw tooLarge();
-      account.charge(chunk.length, statusCode);
       size += chunk.length;
+      if (size > charged) {
+        account.charge(size - charged, statusCode);
+        charged = size;
+      }
       chunks.push(chunk);
     }
   } catch (error) {
     body.destroy();
-    account.refund(size);
+    account.refund(charged);
     throw error;
   }
+  if (charged > size) account.refund(charged - size);
   return Buffer.concat(chunks, size).toString('utf8');
 }
