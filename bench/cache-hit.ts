@@ -36,7 +36,7 @@ const viaClient = (hit: boolean) => async (i: number) => {
   const args = { catalogId: catalogOf(hit), languageId: 'en', pageSize: 20 };
   const request = buildRequest('searchProducts', args, limits);
   const headers = { 'x-api-key': 'bench', 'x-request-id': String(i) };
-  const bytes = client.openByteAccount();
+  const bytes = client.openByteAccount('bench');
   await client.get(request, { headers, deadline: Date.now() + 10_000, bytes });
   bytes.release();
 };

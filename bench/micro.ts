@@ -66,11 +66,15 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
     freshness: { maxAgeS: 0, sharedMaxAgeS: 0, shared: false },
   };
   const send: Send = async () => answer;
-  const bytes = createByteLimits({ maxRequestBytes: 2 ** 24, maxInflightBytes: 2 ** 28 });
+  const bytes = createByteLimits({
+    maxRequestBytes: 2 ** 24,
+    maxInflightBytes: 2 ** 28,
+    maxInflightBytesPerCredential: 2 ** 28,
+  });
   const call: CallOptions = {
     headers: { 'x-api-key': 'bench' },
     deadline: Date.now() + 3_600_000,
-    bytes: bytes.open(),
+    bytes: bytes.open('bench'),
     partition: 'bench',
   };
   const breaker = createBreaker({ breakerThreshold: 10, halfOpenAfterMs: 10_000 });
@@ -84,7 +88,7 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
   const admission = await admissionCost(n, call);
   // One byte account per GraphQL request: opened, charged once per call, released with the response.
   const byteCaps = await perCall(n, () => {
-    const account = bytes.open();
+    const account = bytes.open('bench');
     account.charge(2_700, 200);
     account.release();
   });

@@ -250,6 +250,8 @@ const layout = {
     maxConcurrencyPerCredential: env('PIM_MAX_CONCURRENCY_PER_CREDENTIAL', int(1, 1_024).optional()),
     // Unset: three quarters of HTTP_MAX_IN_FLIGHT, as above.
     maxInFlightPerCredential: env('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL', int(1, 1_000_000).optional()),
+    // Unset: three quarters of PIM_MAX_INFLIGHT_BYTES, as above.
+    maxInflightBytesPerCredential: env('PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL', int(1_024, 68_719_476_736).optional()),
     pimCache: env('PIM_CACHE', flag.default(true)),
     apq: env('GRAPHQL_APQ', flag.default(true)),
     // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0: off.
@@ -351,7 +353,7 @@ function withNewNames(present: Record<string, string | undefined>) {
 }
 
 /**
- * What one credential may hold of `total` (upstream connections, requests in flight): as set, else three
+ * What one credential may hold of `total` (upstream connections, requests in flight, upstream bytes): as set, else three
  * quarters, so one caller may use most of it and a quarter always stays free for the others.
  */
 const shareOf = (total: number, set: number | undefined) =>
@@ -380,6 +382,10 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
     pim: {
       ...pim,
       maxConcurrencyPerCredential: shareOf(pim.maxConcurrency, e.maxConcurrencyPerCredential),
+      byteLimits: {
+        ...pim.byteLimits,
+        maxInflightBytesPerCredential: shareOf(pim.byteLimits.maxInflightBytes, e.maxInflightBytesPerCredential),
+      },
       cache: e.pimCache && { ...pim.cache, maxEntryBytes: pim.maxBodyBytes, ...redis },
       // Invalidations sent to another instance end freshness here within invalidationPollMs.
       stale: { ...pim.stale, ...redis, invalidationPollMs: 1_000 },

@@ -29,6 +29,9 @@ export interface Allowance {
 // (`pim`) are built by the first operation that executes: a hit of the cache of results needs the bytes alone.
 interface RequestState extends Omit<PimContext, 'pim'> {
   pim?: PimApi;
+  /** The credential headers of the request's upstream calls, and their partition (its queue and byte share). */
+  credential: Record<string, string>;
+  queueKey: string;
   /** What the request's calls listen to, with `pim`. */
   calls?: AbortController;
   /** Streamed results (@defer/@stream) not yet ended. */
@@ -93,9 +96,14 @@ export function createContextFactory({
   const stateOf = ({ request, res }: Served): RequestState => {
     const known = contexts.get(request);
     if (known) return known;
-    const upstreamBytes = client.openByteAccount();
+    // Computed once per request: every call of it queues in the same partition, its bytes count in the same share.
+    const credential = credentials.headers(request.headers);
+    const queueKey = credentials.partition(credential);
+    const upstreamBytes = client.openByteAccount(queueKey);
     const representations = createAllowance(maxRepresentations);
     const state: RequestState = {
+      credential,
+      queueKey,
       upstreamBytes,
       representations,
       streams: 0,
@@ -119,13 +127,11 @@ export function createContextFactory({
     const { request } = initial;
     const built = stateOf(initial);
     if (!built.pim) {
-      const { upstreamBytes } = built;
+      const { upstreamBytes, credential, queueKey } = built;
       // The request id travels upstream so PIM logs can be matched with ours.
-      const credential = credentials.headers(request.headers);
       const headers = { ...credential, 'x-request-id': requestIdOf(request) };
-      // Computed once per request: every call of it queues in the same partition and share.
       const queue = {
-        queueKey: credentials.partition(credential),
+        queueKey,
         queueShare: clientAddress(request.headers, clientIpHeader) ?? `request ${++requests}`,
       };
       // The request's own signal is the server adapter's Proxy, slow for every listener added or removed;

@@ -60,8 +60,11 @@ export interface PimClient {
    * call, from below itself, before it opens.
    */
   probe(): Promise<Answer>;
-  /** Opens the byte account of one GraphQL request (or probe); release it when its response is done. */
-  openByteAccount(): ByteAccount;
+  /**
+   * Opens the byte account of one GraphQL request (or probe) of `credential` (its queue partition); release it
+   * when its response is done.
+   */
+  openByteAccount(credential: string): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
   invalidate(tag: string): Promise<void>;
   /** Bytes of the in-process last-known-good copies, for metrics. */
@@ -107,7 +110,7 @@ export function createPimClient({
       ...staleOptions,
       requestTimeoutMs,
       defaultTtlMs: cacheOptions === false ? 0 : cacheOptions.defaultTtlMs,
-      openBytes: () => bytesHeld.open(),
+      openBytes: (credential) => bytesHeld.open(credential),
       // Read only once an invalidation has happened, when `cache` exists.
       onInvalidation: () => (cache?.forgetAnswers(), staleOptions.onInvalidation?.()),
     });
@@ -122,7 +125,7 @@ export function createPimClient({
   // wait a whole PIM_TIMEOUT_MS for a connection (a wait says nothing of the PIM: it may be other calls holding them
   // all), then has PROBE_ANSWER_MS (no more than a call) to be answered, past which it is a timeout, a fault it counts.
   const sendProbe = (send: Send, queueKey: string, forBreaker: boolean) => {
-    const bytes = bytesHeld.open();
+    const bytes = bytesHeld.open(queueKey);
     // The breaker's: a second's slack past a whole call's time, as slots free when calls time out.
     const deadline = Date.now() + PROBE_ANSWER_MS + (forBreaker ? requestTimeoutMs + 1_000 : 0);
     const timeoutMs = forBreaker ? Math.min(PROBE_ANSWER_MS, requestTimeoutMs) : undefined;
@@ -165,7 +168,7 @@ export function createPimClient({
     },
     status: breaker.status,
     probe: () => sendProbe(get, READINESS_PROBE, false),
-    openByteAccount: () => bytesHeld.open(),
+    openByteAccount: (credential) => bytesHeld.open(credential),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {
       if (!stale) return cache?.forgetAnswers();

@@ -15,6 +15,7 @@ it('refuses @defer and @stream inside a batch, answers the rest, and holds no by
   const { facade, upstream } = await servers.start(answer, {
     GRAPHQL_BATCHING: 'true',
     PIM_MAX_INFLIGHT_BYTES: String(512 * 1024),
+    PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL: String(512 * 1024),
   });
   const deferred = `{ ... @defer { a: catalogProducts(catalogId: "A") b: catalogProducts(catalogId: "B") } }`;
   const streamed = `{ _entities(representations: [{ __typename: "Catalog", catalogId: "C" }]) @stream { __typename } }`;

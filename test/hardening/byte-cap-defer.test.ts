@@ -4,7 +4,8 @@ import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
 // Three answers of ~700 KB against a 1 MiB process cap: only one fits at a time.
 const ANSWER_BYTES = 700_000;
-const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_CACHE: 'false' };
+// The process cap alone: the one credential of these requests may hold all of it.
+const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL: '1048576', PIM_CACHE: 'false' };
 const fields = (tag: string) => [0, 1, 2].map((i) => `f${i}: catalogProducts(catalogId: "${tag}-${i}")`).join(' ');
 const multipart = { 'content-type': 'application/json', accept: 'multipart/mixed' };
 

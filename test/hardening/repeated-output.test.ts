@@ -43,6 +43,8 @@ describe('an answer repeated in one response counts each time it is sent', () =>
     const { facade } = await servers.start(answer, {
       PIM_MAX_REQUEST_BYTES: String(4 * 2 ** 20),
       PIM_MAX_INFLIGHT_BYTES: '1048576',
+      // The process cap alone: one credential may hold all of it.
+      PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL: '1048576',
     });
     const aliases = Array.from({ length: 15 }, (_, i) => `a${i}: catalogProducts(catalogId: "C")`).join(' ');
     const { text, body } = await facade.post(`{ ${aliases} }`);

@@ -34,6 +34,7 @@ function stopReading(port: number, query: string): Promise<Socket> {
 it('counts an unread answer toward the process cap until a send stalled past HTTP_SEND_TIMEOUT_MS ends it', async () => {
   const { facade } = await servers.start(answer, {
     PIM_MAX_INFLIGHT_BYTES: String(24 * 2 ** 20),
+    PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL: String(24 * 2 ** 20),
     HTTP_SEND_TIMEOUT_MS: '2000',
   });
   // 20 MB out of one page read: more than the loopback socket's buffers take, so most waits in the server.

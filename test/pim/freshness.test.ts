@@ -40,7 +40,7 @@ beforeAll(async () => {
     coalesce: true,
     cache: false,
     maxBodyBytes: 2 ** 20,
-    byteLimits: { maxRequestBytes: 2 ** 20, maxInflightBytes: 2 ** 21 },
+    byteLimits: { maxRequestBytes: 2 ** 20, maxInflightBytes: 2 ** 21, maxInflightBytesPerCredential: 2 ** 21 },
     resilience: { retries: 0, retryBaseMs: 10, breakerThreshold: 10, halfOpenAfterMs: 1_000 },
     probe: { limits: { maxPageSize: 100, maxIdLength: 128 }, headers: {} },
   });
@@ -56,7 +56,7 @@ const api = () =>
     headers: { 'x-api-key': 'k' },
     limits: { maxPageSize: 10, maxIdLength: 64 },
     deadline: Date.now() + 5_000,
-    bytes: client.openByteAccount(),
+    bytes: client.openByteAccount('test'),
     maxCalls: 10,
   });
 const groups = (pim: ReturnType<typeof api>, classificationId: string) =>
@@ -97,7 +97,7 @@ describe('the freshness of the answers a request used', () => {
       template: 't',
       path: '/pxm/pimapi/v1/classifications/public/groups',
     } as const;
-    const call = { headers: { 'x-api-key': 'k' }, deadline: Date.now() + 5_000, bytes: client.openByteAccount() };
+    const call = { headers: { 'x-api-key': 'k' }, deadline: Date.now() + 5_000, bytes: client.openByteAccount('test') };
     const [a, b] = await Promise.all([client.get(request, call), client.get(request, call)]);
     expect(a).toBe(b);
     expect(a.freshness).toEqual({ maxAgeS: 60, sharedMaxAgeS: 120, shared: true });

@@ -36,7 +36,7 @@ beforeAll(async () => {
     },
     telemetry: counting,
     maxBodyBytes: 2 ** 20,
-    byteLimits: { maxRequestBytes: 2 ** 22, maxInflightBytes: 2 ** 22 },
+    byteLimits: { maxRequestBytes: 2 ** 22, maxInflightBytes: 2 ** 22, maxInflightBytesPerCredential: 2 ** 22 },
     resilience: { retries: 0, retryBaseMs: 10, breakerThreshold: 10, halfOpenAfterMs: 1_000 },
     probe: { limits: { maxPageSize: 100, maxIdLength: 128 }, headers: {} },
   });
@@ -52,7 +52,7 @@ beforeEach(() => {
 
 const get = async (classificationId: string, headers: Record<string, string> = { 'x-api-key': 'alice' }) => {
   const request = buildRequest('listClassificationGroups', { classificationId }, { maxPageSize: 10, maxIdLength: 64 });
-  const bytes = client.openByteAccount();
+  const bytes = client.openByteAccount('test');
   const answer = await client.get(request, { headers, deadline: Date.now() + 5_000, bytes });
   bytes.release();
   return answer.body as { data: Array<{ id: string; nested: { tags: string[] } }> };

@@ -21,20 +21,34 @@ export interface ByteLimitsOptions {
   maxRequestBytes: number;
   /** Upstream bytes the process may hold at once, over every request not yet answered. */
   maxInflightBytes: number;
+  /** Of those, what the requests of one credential may hold together. */
+  maxInflightBytesPerCredential: number;
 }
 
+const tooMuch = (who: string, status?: number) =>
+  new PimError('UPSTREAM_TOO_LARGE', `${who} too much catalog data right now; retry later`, status);
+
 /**
- * Bounds the memory upstream answers can take: per request, and over all requests at once. Bytes
+ * Bounds the memory upstream answers can take: per request, per credential and over all requests at once
+ * (a credential's share leaves the others room, though its clients read their answers slowly). Bytes
  * count from the moment they are read until the request's response is done, because the parsed
  * bodies live that long, not just until they are parsed. A response that sends more than its
  * request read (an answer repeated, or served from a cache) holds what it sends: the process counts
  * the larger of the two for each request.
  */
-export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimitsOptions) {
+export function createByteLimits({
+  maxRequestBytes,
+  maxInflightBytes,
+  maxInflightBytesPerCredential,
+}: ByteLimitsOptions) {
   let held = 0;
+  // What each credential's open requests hold; a credential holding nothing has no entry.
+  const heldBy = new Map<string, number>();
+  const setHeld = (credential: string, bytes: number) =>
+    bytes > 0 ? heldBy.set(credential, bytes) : heldBy.delete(credential);
   return {
-    /** Opens the account of one GraphQL request. */
-    open(): ByteAccount {
+    /** Opens the account of one GraphQL request of `credential` (its partition). */
+    open(credential: string): ByteAccount {
       let used = 0;
       let sent = 0;
       // What this request adds to `held` while open: the larger of `used` and `sent`.
@@ -44,14 +58,14 @@ export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimi
       const hold = (nextUsed: number, nextSent: number, status?: number) => {
         const next = Math.max(nextUsed, nextSent);
         if (!open) return;
-        if (next > counted && held + next - counted > maxInflightBytes) {
-          throw new PimError(
-            'UPSTREAM_TOO_LARGE',
-            'The server holds too much catalog data right now; retry later',
-            status,
-          );
+        const more = next - counted;
+        const own = heldBy.get(credential) ?? 0;
+        if (more > 0 && held + more > maxInflightBytes) throw tooMuch('The server holds', status);
+        if (more > 0 && own + more > maxInflightBytesPerCredential) {
+          throw tooMuch('The requests of this credential hold', status);
         }
-        held += next - counted;
+        held += more;
+        setHeld(credential, own + more);
         counted = next;
       };
       return {
@@ -71,7 +85,10 @@ export function createByteLimits({ maxRequestBytes, maxInflightBytes }: ByteLimi
           hold(used, sent);
         },
         release() {
-          if (open) held -= counted;
+          if (open) {
+            held -= counted;
+            setHeld(credential, (heldBy.get(credential) ?? 0) - counted);
+          }
           open = false;
         },
         send(size) {

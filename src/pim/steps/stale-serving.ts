@@ -24,7 +24,7 @@ export interface StaleServingOptions {
   requestTimeoutMs: number;
   /** The HTTP cache's lifetime of answers that name none. */
   defaultTtlMs: number;
-  openBytes: () => ByteAccount;
+  openBytes: (credential: string) => ByteAccount;
   /** Told when an invalidation, here or on another instance, ends the freshness of some answers. */
   onInvalidation?: (() => void) | undefined;
 }

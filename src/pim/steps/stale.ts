@@ -20,8 +20,8 @@ export interface StaleOptions {
   invalidatedSince: (path: string) => number;
   /** Time a background refresh has, queue wait included. */
   refreshBudgetMs: number;
-  /** Opens the byte account of a background refresh, which belongs to no GraphQL request. */
-  openBytes: () => ByteAccount;
+  /** Opens the byte account of a background refresh, which belongs to no GraphQL request, in its credential's share. */
+  openBytes: (credential: string) => ByteAccount;
   onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
 }
 
@@ -73,7 +73,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
     ) => {
       if (refreshing.has(key)) return;
       refreshing.add(key);
-      const bytes = options.openBytes();
+      const bytes = options.openBytes(queueKey ?? partition);
       next(request, { headers, queueKey, partition, bytes, deadline: Date.now() + options.refreshBudgetMs })
         .then(
           (answer) => (keep(key, answer, true), onOutcome?.('revalidated')),

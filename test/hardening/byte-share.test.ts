@@ -1,0 +1,59 @@
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+// A 1 MiB process cap: two answers of ~460 KB fit in it, not in the three quarters one credential may hold.
+const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '20000', PIM_RETRIES: '0' };
+
+let upstream: Upstream;
+let facade: Facade;
+const bigs: Promise<unknown>[] = [];
+beforeAll(async () => {
+  upstream = await startUpstream((req, res) => {
+    if (req.url!.includes('/hang-')) return faults.slowHeaders(60_000)(req, res);
+    if (req.url!.includes('/big-')) bigs.push(once(res, 'close'));
+    faults.oversized(req.url!.includes('/big-') ? 450_000 : 150_000)(req, res);
+  });
+  facade = await startFacade(upstream.url, env);
+});
+afterAll(async () => {
+  await facade?.close();
+  await upstream?.close();
+});
+
+const post = (query: string, key: string, signal?: AbortSignal) =>
+  fetch(facade.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ query }),
+    signal,
+  });
+
+describe('upstream bytes held at once, per credential', () => {
+  it('leaves room for other credentials however much one credential holds', async () => {
+    // Credential A holds two large answers, each beside a call that never ends (a client reading slowly holds
+    // its answers as long, up to HTTP_SEND_TIMEOUT_MS).
+    const holder = new AbortController();
+    const held = [1, 2].map((n) =>
+      post(
+        `{ big: catalogProducts(catalogId: "big-${n}") hang: catalogProducts(catalogId: "hang-${n}") }`,
+        'key-a',
+        holder.signal,
+      )
+        .then((r) => r.text())
+        .catch(() => undefined),
+    );
+    await vi.waitFor(() => expect(bigs).toHaveLength(2));
+    await Promise.all(bigs);
+    // Credential B's answer of 150 KB still fits: A could take three quarters of the process cap, no more.
+    const answer = (await (await post('{ small: catalogProducts(catalogId: "small") }', 'key-b')).json()) as {
+      data: { small: unknown };
+      errors?: unknown[];
+    };
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data.small).not.toBeNull();
+    holder.abort();
+    await Promise.all(held);
+  });
+});
