@@ -32,8 +32,8 @@ const post = (query: string, key: string, signal?: AbortSignal) =>
 
 describe('upstream bytes held at once, per credential', () => {
   it('leaves room for other credentials however much one credential holds', async () => {
-    // Credential A holds two large answers, each beside a call that never ends (a client reading slowly holds
-    // its answers as long, up to HTTP_SEND_TIMEOUT_MS).
+    // Credential A asks for two large answers, each beside a call that never ends (a client reading slowly holds
+    // its answers as long, up to HTTP_SEND_TIMEOUT_MS), and holds what its share allows: one.
     const holder = new AbortController();
     const held = [1, 2].map((n) =>
       post(
@@ -55,5 +55,13 @@ describe('upstream bytes held at once, per credential', () => {
     expect(answer.data.small).not.toBeNull();
     holder.abort();
     await Promise.all(held);
+  });
+
+  it('tells a request that alone passes its credential share that retrying will not help', async () => {
+    const query = '{ a: catalogProducts(catalogId: "big-3") b: catalogProducts(catalogId: "big-4") }';
+    const answer = (await (await post(query, 'key-c')).json()) as { errors: { message: string }[] };
+    expect(answer.errors.map((e) => e.message)).toEqual([
+      "The catalog answers of this request exceed 786432 bytes, what one credential's requests may hold at once",
+    ]);
   });
 });

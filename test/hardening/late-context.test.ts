@@ -46,7 +46,8 @@ it('counts nothing for a request whose client left before its context was built'
   }
   await sleep(300);
 
-  // Six pages would fit in the process's 600 KiB; ten leaked pages would leave room for none.
+  // Six pages would fit in the process's 600 KiB (four in one credential's share); ten leaked pages would leave
+  // room for none.
   const fresh = await facade.post('{ b: catalogProducts(catalogId: "B") c: catalogProducts(catalogId: "C") }');
   expect(fresh.body.errors).toBeUndefined();
 });

@@ -62,6 +62,11 @@ export function createByteLimits({
         const own = heldBy.get(credential) ?? 0;
         if (more > 0 && held + more > maxInflightBytes) throw tooMuch('The server holds', status);
         if (more > 0 && own + more > maxInflightBytesPerCredential) {
+          // A request alone past its credential's share would fail however often it were retried.
+          if (next > maxInflightBytesPerCredential) {
+            const message = `The catalog answers of this request exceed ${maxInflightBytesPerCredential} bytes, what one credential's requests may hold at once`;
+            throw new PimError('UPSTREAM_TOO_LARGE', message, status);
+          }
           throw tooMuch('The requests of this credential hold', status);
         }
         held += more;
