@@ -134,7 +134,8 @@ describe('refused connections and the circuit breaker', () => {
     facade = await startFacade(`http://127.0.0.1:${port}`, {
       ...env,
       PIM_BREAKER_THRESHOLD: '3',
-      PIM_BREAKER_HALF_OPEN_MS: '500',
+      // Long enough that the fast failure below comes well before the half-open trial.
+      PIM_BREAKER_HALF_OPEN_MS: '1500',
     });
     const codes = async () => (await facade!.post(query)).body.errors?.map((e: any) => e.extensions.code);
 
@@ -152,7 +153,7 @@ describe('refused connections and the circuit breaker', () => {
       expect(back.requests).toHaveLength(0);
 
       // Once the half-open delay has passed, one probe call goes through, succeeds, and closes the breaker.
-      await expect.poll(codes, { timeout: 3_000, interval: 50 }).toBeUndefined();
+      await expect.poll(codes, { timeout: 5_000, interval: 50 }).toBeUndefined();
       expect(back.requests).toHaveLength(1);
       expect(facade.app.upstream.breaker).toBe('closed');
       expect((await fetch(`${facade.origin}/readiness`)).status).toBe(200);

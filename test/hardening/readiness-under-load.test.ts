@@ -22,13 +22,14 @@ describe('readiness under ordinary load', () => {
     // Distinct ids, so nothing is shared: the anonymous partition holds its cap and the rest queue behind it.
     const load = Array.from({ length: REQUESTS }, (_, i) => facade.post(`{ catalogProducts(catalogId: "load-${i}") }`));
     // The anonymous partition's cap (three quarters of 16) is in flight: the rest queue.
-    await expect.poll(() => upstream.requests.length, { interval: 20 }).toBeGreaterThanOrEqual(12);
+    await expect.poll(() => upstream.requests.length, { interval: 20, timeout: 5_000 }).toBeGreaterThanOrEqual(12);
     const statuses: number[] = [];
     const probes = () => upstream.requests.filter((r) => r.url.includes('/classifications/readiness-probe/')).length;
     const check = async () => (statuses.push((await facade.get('/readiness')).status), probes());
     // Past READINESS_MAX_AGE_MS after its last answer, a check probes again.
+    // Each step waits out a probe's call and the max age: allow it a few of both, not the poll's default second.
     for (let probed = 1; probed <= 3; probed++)
-      await expect.poll(check, { interval: 20 }).toBeGreaterThanOrEqual(probed);
+      await expect.poll(check, { interval: 20, timeout: 4 * CALL_MS + 2_000 }).toBeGreaterThanOrEqual(probed);
     await Promise.all(load);
     expect(new Set(statuses)).toEqual(new Set([200]));
   }, 30_000);
@@ -47,7 +48,9 @@ describe('readiness past the caches', () => {
         expect((await probed.get('/readiness')).status).toBe(200);
         return cached.requests.length;
       };
-      for (let probes = 1; probes <= 3; probes++) await expect.poll(check, { interval: 20 }).toBe(probes);
+      for (let probes = 1; probes <= 3; probes++) {
+        await expect.poll(check, { interval: 20, timeout: 5_000 }).toBe(probes);
+      }
     } finally {
       await probed.close();
       await cached.close();
