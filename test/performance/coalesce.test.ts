@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useFacade } from '../helpers/facade.ts';
 import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
@@ -18,9 +18,13 @@ function gated(answer: UpstreamHandler = echo) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Waits for the expected upstream calls, then gives late GraphQL requests time to join them.
-async function until(condition: () => boolean) {
-  for (let i = 0; i < 1000 && !condition(); i++) await sleep(5);
+// Requests the façade's server has taken in during the current test.
+let arrived = 0;
+
+// Waits for the expected upstream calls and for every request to have reached the server, then gives the
+// last of them time to be parsed and join the shared call.
+async function until(condition: () => boolean, requests = arrived) {
+  for (let i = 0; i < 1000 && !(condition() && arrived >= requests); i++) await sleep(5);
   await sleep(200);
   expect(condition()).toBe(true);
 }
@@ -28,12 +32,14 @@ async function until(condition: () => boolean) {
 describe('coalescing across concurrent GraphQL requests', () => {
   // The cache is off so that only coalescing can explain the counts.
   const fixture = useFacade({ PIM_CACHE: 'false' });
+  beforeAll(() => void fixture.facade.server.on('request', () => arrived++));
+  beforeEach(() => void (arrived = 0));
 
   it('sends one upstream call for 20 concurrent identical requests with one credential', async () => {
     const gate = gated();
     fixture.upstream.respond(gate.handler);
     const replies = Array.from({ length: 20 }, () => fixture.facade.post(products, {}, { 'x-api-key': 'k1' }));
-    await until(() => fixture.upstream.requests.length === 1);
+    await until(() => fixture.upstream.requests.length === 1, 20);
     gate.release();
     for (const { body } of await Promise.all(replies)) expect(body).toEqual({ data: expect.any(Object) });
     expect(fixture.upstream.requests).toHaveLength(1);
@@ -46,7 +52,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
     const keys = ['k1', 'k2', 'k1', 'k2', 'k3'];
     const replies = keys.map((key) => fixture.facade.post(products, {}, { 'x-api-key': key }));
     const bearer = fixture.facade.post(products, {}, { authorization: 'Bearer t1' });
-    await until(() => fixture.upstream.requests.length === 4);
+    await until(() => fixture.upstream.requests.length === 4, 6);
     gate.release();
     await Promise.all([...replies, bearer]);
     const seen = fixture.upstream.requests.map((r) => r.headers['x-api-key'] ?? r.headers.authorization).sort();
@@ -58,7 +64,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
     const gate = gated((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
     fixture.upstream.respond(gate.handler);
     const replies = Array.from({ length: 5 }, () => fixture.facade.post(products));
-    await until(() => fixture.upstream.requests.length === 1);
+    await until(() => fixture.upstream.requests.length === 1, 5);
     gate.release();
     for (const { body } of await Promise.all(replies)) {
       expect(body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
@@ -81,7 +87,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
       .then((r) => r.json())
       .catch((error: unknown) => error);
     const stayers = Array.from({ length: 3 }, () => fixture.facade.post(products));
-    await until(() => fixture.upstream.requests.length === 1);
+    await until(() => fixture.upstream.requests.length === 1, 4);
     quitter.abort();
     await aborted;
     gate.release();
@@ -103,7 +109,7 @@ describe('coalescing across concurrent GraphQL requests', () => {
         }),
       ).catch((error: unknown) => error),
     );
-    await until(() => fixture.upstream.requests.length === 1);
+    await until(() => fixture.upstream.requests.length === 1, 3);
     clients[0]!.abort();
     clients[1]!.abort();
     await sleep(100);
