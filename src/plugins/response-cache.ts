@@ -102,7 +102,7 @@ export function createResponseCache({
       const key = (marks[KEY] = keyOf(params, request.headers));
       const entry = key === undefined || asksPastCache(request.headers) ? undefined : entries.get(key);
       if (!entry) return;
-      // Sent, the text weighs what executing it would: past the request's (or the process's) bytes it is a miss,
+      // Sent, the text weighs what executing it would: past the request's (or its credential's, or the process's) bytes it is a miss,
       // which executes and fails UPSTREAM_TOO_LARGE where it should. The account lasts until the response is out.
       try {
         bytes({ request, res: (context as { res?: ServerResponse }).res }).send(entry.text.length);

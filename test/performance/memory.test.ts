@@ -111,10 +111,8 @@ describe('upstream bytes per request and per process', () => {
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect([...codes]).toEqual(['UPSTREAM_TOO_LARGE']);
     // No request got more than its own cap holds (3 x 7 MB in its credential's 24 MiB). Over the process, what its cap
-    // holds is answered: a page is charged at its declared length before it is read, so pages read in
-    // part never share the cap out among themselves and fail near their ends. How many more are
-    // answered as requests end and free their bytes is a matter of timing (16 requests refused within
-    // milliseconds, or not), not a bound.
+    // holds is answered (pages admitted at their declared length are read to their end: declared-length.test.ts);
+    // how many more as requests end and free their bytes is a matter of timing, not a bound.
     expect(results.every((r) => r.fields <= Math.floor(PER_REQUEST_BYTES / body.length))).toBe(true);
     expect(results.reduce((n, r) => n + r.fields, 0)).toBeGreaterThanOrEqual(Math.floor(INFLIGHT_BYTES / body.length));
     expect(peak).toBeLessThan(RSS_LIMIT);

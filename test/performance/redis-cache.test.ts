@@ -73,16 +73,24 @@ describe('REDIS_URL: exact-key lookups', { tags: ['redis-server'] }, () => {
     await app.post(productsOf('warm-up'), {}, { 'x-api-key': 'k' });
     await redis.client.config('RESETSTAT');
     upstream.reset();
+    const timings: number[] = [];
     for (let i = 0; i < 5; i++) {
+      const started = performance.now();
       const { body } = await app.post(productsOf(`miss-${i}`), {}, { 'x-api-key': 'k' });
+      timings.push(performance.now() - started);
       expect(body.errors).toBeUndefined();
     }
+    // End to end, loosely (a loaded machine took up to 22 ms a miss): nothing waits on Redis for long.
+    expect(timings.sort((a, b) => a - b)[2]).toBeLessThan(100);
     expect(upstream.requests).toHaveLength(5);
     const stats = await redis.client.info('commandstats');
     expect(stats).not.toMatch(/cmdstat_(scan|keys):/);
-    // Redis's own time, which the test's scheduling does not touch: a walk of the keyspace takes milliseconds a
-    // miss, exact-key commands microseconds.
-    const usec = [...stats.matchAll(/,usec=(\d+),/g)].reduce((sum, [, n]) => sum + Number(n), 0);
+    // Redis's own time for the misses' commands (not the test's RESETSTAT), which the test's scheduling does not
+    // touch: a walk of the keyspace takes milliseconds a miss, exact-key commands microseconds.
+    const usec = [...stats.matchAll(/cmdstat_(?!config)[^:]+:calls=\d+,usec=(\d+),/g)].reduce(
+      (sum, [, n]) => sum + Number(n),
+      0,
+    );
     expect(usec).toBeGreaterThan(0);
     expect(usec / 5).toBeLessThan(1_000);
   });

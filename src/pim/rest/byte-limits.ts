@@ -1,8 +1,8 @@
 import { PimError } from './errors.ts';
 
-/** Upstream bytes one GraphQL request has read; each call's body is charged as it is read. */
+/** Upstream bytes one GraphQL request has read; each call's body is charged from its headers (readLimitedText). */
 export interface ByteAccount {
-  /** Counts `bytes` more, or throws UPSTREAM_TOO_LARGE (with `status`) past either cap. */
+  /** Counts `bytes` more, or throws UPSTREAM_TOO_LARGE (with `status`) past any cap. */
   charge(bytes: number, status: number): void;
   /** Gives back bytes of a body that was dropped before it was handed on. */
   refund(bytes: number): void;
@@ -12,7 +12,7 @@ export interface ByteAccount {
    * repeated by aliases or entity representations costs one call and one read, but is written each time.
    */
   send(size: number): void;
-  /** The request's response is done: its bytes no longer count toward the process cap. */
+  /** The request's response is done: its bytes no longer count toward the process cap or its credential's share. */
   release(): void;
 }
 
@@ -60,13 +60,13 @@ export function createByteLimits({
         if (!open) return;
         const more = next - counted;
         const own = heldBy.get(credential) ?? 0;
+        // A request alone past its credential's share would fail however often it were retried: said first.
+        if (more > 0 && next > maxInflightBytesPerCredential) {
+          const message = `The catalog answers of this request exceed ${maxInflightBytesPerCredential} bytes, the most its credential's requests may hold at once`;
+          throw new PimError('UPSTREAM_TOO_LARGE', message, status);
+        }
         if (more > 0 && held + more > maxInflightBytes) throw tooMuch('The server holds', status);
         if (more > 0 && own + more > maxInflightBytesPerCredential) {
-          // A request alone past its credential's share would fail however often it were retried.
-          if (next > maxInflightBytesPerCredential) {
-            const message = `The catalog answers of this request exceed ${maxInflightBytesPerCredential} bytes, what one credential's requests may hold at once`;
-            throw new PimError('UPSTREAM_TOO_LARGE', message, status);
-          }
           throw tooMuch('The requests of this credential hold', status);
         }
         held += more;
