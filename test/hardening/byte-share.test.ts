@@ -1,8 +1,8 @@
 import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { useFacade } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
 
 // A 1 MiB process cap: two answers of ~460 KB fit in it, not in the three quarters one credential may hold.
 const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '20000', PIM_RETRIES: '0' };
@@ -10,24 +10,15 @@ const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_CACHE: 'false', PIM_TIMEOUT
 // Three quarters of the process cap, as the configuration works it out.
 const share = loadConfig({ ...env, PIM_BASE_URL: 'http://127.0.0.1' }).pim.byteLimits.maxInflightBytesPerCredential;
 
-let upstream: Upstream;
-let facade: Facade;
 const bigs: Promise<unknown>[] = [];
-beforeAll(async () => {
-  upstream = await startUpstream((req, res) => {
-    if (req.url!.includes('/hang-')) return faults.slowHeaders(60_000)(req, res);
-    if (req.url!.includes('/big-')) bigs.push(once(res, 'close'));
-    faults.oversized(req.url!.includes('/big-') ? 450_000 : 150_000)(req, res);
-  });
-  facade = await startFacade(upstream.url, env);
-});
-afterAll(async () => {
-  await facade?.close();
-  await upstream?.close();
+const fixture = useFacade(env, (req, res) => {
+  if (req.url!.includes('/hang-')) return faults.slowHeaders(60_000)(req, res);
+  if (req.url!.includes('/big-')) bigs.push(once(res, 'close'));
+  faults.oversized(req.url!.includes('/big-') ? 450_000 : 150_000)(req, res);
 });
 
 const post = (query: string, key: string, signal?: AbortSignal) =>
-  fetch(facade.url, {
+  fetch(fixture.facade.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key },
     body: JSON.stringify({ query }),

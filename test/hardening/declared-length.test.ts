@@ -1,38 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startFacade, type Facade } from '../helpers/facade.ts';
-import { faults, startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
 
 // Answers of ~700 KB against a 1 MiB process cap: one fits at a time.
 const ANSWER_BYTES = 700_000;
 const env = { PIM_MAX_INFLIGHT_BYTES: '1048576', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '20000', PIM_RETRIES: '0' };
 
-let upstream: Upstream;
-let sent: () => void;
-const bigSent = new Promise<void>((resolve) => (sent = resolve));
-let facade: Facade;
-beforeAll(async () => {
-  upstream = await startUpstream((req, res) => {
-    if (req.url!.includes('/hang/')) return faults.slowHeaders(60_000)(req, res);
-    // A body that announces its length, sends its first bytes, then the rest slowly.
-    if (req.url!.includes('/declared-')) {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(ANSWER_BYTES) });
-      res.write('{"data":[');
-      return;
-    }
-    if (req.url!.includes('/big/')) res.once('finish', sent);
-    faults.oversized(ANSWER_BYTES)(req, res);
-  });
-  facade = await startFacade(upstream.url, env);
-});
-afterAll(async () => {
-  await facade?.close();
-  await upstream?.close();
-});
-
+const servers = closedAfterEach();
 const tooLarge = (text: string) => text.match(/UPSTREAM_TOO_LARGE/g)?.length ?? 0;
 
 describe('a body whose declared length does not fit', () => {
   it('is refused at its headers, not after it has been read', async () => {
+    let sent: () => void;
+    const bigSent = new Promise<void>((resolve) => (sent = resolve));
+    const { upstream, facade } = await servers.start((req, res) => {
+      if (req.url!.includes('/hang/')) return faults.slowHeaders(60_000)(req, res);
+      // A body that announces its length, sends its first bytes, then the rest slowly.
+      if (req.url!.includes('/declared-')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(ANSWER_BYTES) });
+        res.write('{"data":[');
+        return;
+      }
+      if (req.url!.includes('/big/')) res.once('finish', sent);
+      faults.oversized(ANSWER_BYTES)(req, res);
+    }, env);
     // One request holds a 700 KB answer while another of its fields waits on a call that never ends.
     const holder = new AbortController();
     const held = fetch(facade.url, {
