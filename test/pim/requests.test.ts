@@ -59,6 +59,11 @@ const cases: Array<[string, string]> = [
   ],
   ['classificationGroups(classificationId: "...")', `${P}/classifications/.../groups`],
   ['classificationGroups(classificationId: "with space")', `${P}/classifications/with%20space/groups`],
+  // Sent as written: undici's URL parser would encode a query's `'` itself, unlike the key and tags built here.
+  [
+    `catalogProducts(catalogId: "O'Neil", classificationId: "it's(1)*!")`,
+    `${P}/catalogs/O%27Neil/products/search?classificationId=it%27s%281%29%2A%21`,
+  ],
 ];
 
 describe('GraphQL arguments become exactly one REST request', () => {

@@ -39,6 +39,18 @@ describe('POST /cache/invalidate', () => {
     expect(upstream.requests).toHaveLength(2);
   });
 
+  it('matches an id with an apostrophe, which the URL parser would encode in a query but not in a tag', async () => {
+    const { upstream, origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const byClassification = '{ products: catalogProducts(catalogId: "MASTER", classificationId: "O\'Neil") }';
+    const url = `/graphql?query=${encodeURIComponent(byClassification)}`;
+    expect((await get(url)).headers.get('surrogate-key')).toBe('catalog:MASTER classification:O%27Neil');
+    await get(url);
+    expect(upstream.requests).toHaveLength(1);
+    expect((await post(origin, JSON.stringify({ classificationId: "O'Neil" }), `Bearer ${TOKEN}`)).status).toBe(200);
+    await get(url);
+    expect(upstream.requests).toHaveLength(2);
+  });
+
   it('refuses a wrong or missing token with 401 and a bad body with 400, changing nothing', async () => {
     const { upstream, origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
     const url = `/graphql?query=${encodeURIComponent(query)}`;

@@ -1,4 +1,4 @@
-import { API_PREFIX } from '../rest/endpoints.ts';
+import { API_PREFIX, encodeComponent } from '../rest/endpoints.ts';
 
 /**
  * The catalogs and classifications an upstream path reads, as tags (`catalog:MASTER`,
@@ -21,8 +21,8 @@ export function tagsOf(path: string): string[] {
 }
 
 /** The tag of a catalog id; `encoded` when the id is already percent-encoded as in a path. */
-export const catalogTag = (id: string, encoded = false) => `catalog:${encoded ? id : encodeURIComponent(id)}`;
+export const catalogTag = (id: string, encoded = false) => `catalog:${encoded ? id : encodeComponent(id)}`;
 
 /** The tag of a classification id; `encoded` when the id is already percent-encoded as in a path. */
 export const classificationTag = (id: string, encoded = false) =>
-  `classification:${encoded ? id : encodeURIComponent(id)}`;
+  `classification:${encoded ? id : encodeComponent(id)}`;

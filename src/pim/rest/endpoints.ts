@@ -57,17 +57,25 @@ export function buildRequest(operation: OperationName, args: PimArgs, limits: In
   let path = API_PREFIX;
   for (const segment of segments) {
     const name = segment.startsWith(':') ? segment.slice(1) : undefined;
-    path += `/${name === undefined ? segment : encodeURIComponent(checkArgument(name, args[name], limits))}`;
+    path += `/${name === undefined ? segment : encodeComponent(checkArgument(name, args[name], limits))}`;
   }
   let separator = '?';
   for (const name of query) {
     const value = args[name];
     if (value === undefined || value === null) continue;
-    path += `${separator}${name}=${encodeURIComponent(checkArgument(name, value, limits))}`;
+    path += `${separator}${name}=${encodeComponent(checkArgument(name, value, limits))}`;
     separator = '&';
   }
   return { operation, template, path };
 }
+
+/**
+ * Percent-encodes a path segment or query value as RFC 3986 does, `!'()*` included. What is built here is
+ * the call's identity (dedup, cache key, tags); `encodeURIComponent` alone leaves `'` for undici's URL parser
+ * to encode in a query, so the path sent and the path tagged would differ.
+ */
+export const encodeComponent = (value: string): string =>
+  encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 // Each template split once, not on every call.
 const compiled = {} as Record<OperationName, { template: string; segments: string[]; query: readonly string[] }>;
