@@ -66,6 +66,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PIM_BASE_URL: value })).toThrow(`Invalid PIM_BASE_URL="${shown}": expected`);
   });
 
+  it.each([
+    'https://tenant.example.com/pxm/pimapi/v1',
+    'https://tenant.example.com/gw/pxm/pimapi/v1/',
+    'https://tenant.example.com/pxm',
+  ])('refuses PIM_BASE_URL=%s, the API root: every call adds /pxm/pimapi/v1 itself', (value) => {
+    expect(() => loadConfig({ PIM_BASE_URL: value })).toThrow(
+      `Invalid PIM_BASE_URL="${value}": expected the part of the service URL before /pxm`,
+    );
+  });
+
   it('has working defaults with an empty environment (the demo catalog)', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
