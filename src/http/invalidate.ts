@@ -17,9 +17,15 @@ export const INVALIDATION_PATH = '/cache/invalidate';
 // Generous for one of three tiny bodies; the metrics port has no body limit of its own.
 const MAX_BODY_BYTES = 4_096;
 
+// A lone surrogate is valid JSON but no id any request could have used, and no tag can encode it.
+const id = z
+  .string()
+  .min(1)
+  .max(1_024)
+  .refine((value) => value.isWellFormed());
 const bodySchema = z.union([
-  z.strictObject({ catalogId: z.string().min(1).max(1_024) }),
-  z.strictObject({ classificationId: z.string().min(1).max(1_024) }),
+  z.strictObject({ catalogId: id }),
+  z.strictObject({ classificationId: id }),
   z.strictObject({ all: z.literal(true) }),
 ]);
 
@@ -36,31 +42,34 @@ export function createInvalidationHandler({ token, invalidate }: InvalidationOpt
     if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
       return reply(res, 401, { error: 'A valid bearer token is required' }, { 'www-authenticate': 'Bearer' });
     }
-    void readBody(req).then(
-      async (text) => {
-        const parsed = bodySchema.safeParse(parseJson(text));
-        if (!parsed.success) {
-          return reply(res, 400, {
-            error: 'Expected {"catalogId": "..."}, {"classificationId": "..."} or {"all": true}',
-          });
-        }
-        const body = parsed.data;
-        const tag =
-          'catalogId' in body
-            ? catalogTag(body.catalogId)
-            : 'classificationId' in body
-              ? classificationTag(body.classificationId)
-              : ALL;
-        try {
-          await invalidate(tag);
-          reply(res, 200, { invalidated: tag });
-        } catch {
-          // This instance no longer serves them as fresh; the others would not know.
-          reply(res, 503, { error: 'Invalidated here, but the shared cache could not be told; retry' });
-        }
-      },
-      () => reply(res, 400, { error: `The body must be JSON of at most ${MAX_BODY_BYTES} bytes` }),
-    );
+    void readBody(req)
+      .then(
+        async (text) => {
+          const parsed = bodySchema.safeParse(parseJson(text));
+          if (!parsed.success) {
+            return reply(res, 400, {
+              error: 'Expected {"catalogId": "..."}, {"classificationId": "..."} or {"all": true}',
+            });
+          }
+          const body = parsed.data;
+          const tag =
+            'catalogId' in body
+              ? catalogTag(body.catalogId)
+              : 'classificationId' in body
+                ? classificationTag(body.classificationId)
+                : ALL;
+          try {
+            await invalidate(tag);
+            reply(res, 200, { invalidated: tag });
+          } catch {
+            // This instance no longer serves them as fresh; the others would not know.
+            reply(res, 503, { error: 'Invalidated here, but the shared cache could not be told; retry' });
+          }
+        },
+        () => reply(res, 400, { error: `The body must be JSON of at most ${MAX_BODY_BYTES} bytes` }),
+      )
+      // Nothing above should throw; if it does, this caller gets a 500, not the process an unhandled rejection.
+      .catch(() => res.headersSent || reply(res, 500, { error: 'The invalidation failed; retry' }));
   };
 }
 
