@@ -7,7 +7,7 @@ import { maskError } from './errors.ts';
 import { documentCaches } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
-import { useAbuseLimits } from './plugins/limits.ts';
+import { useAbuseLimits, useNoStreamsInBatch } from './plugins/limits.ts';
 import { useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
@@ -42,6 +42,7 @@ export function createYogaServer(
       useCorsVary(config.corsOrigins),
       parts.persisted,
       useAbuseLimits(config.limits),
+      ...(config.batching ? [useNoStreamsInBatch()] : []),
       useDeferStream(),
       parts.requestContext.plugin,
       useHttpCaching(config.httpCaching),

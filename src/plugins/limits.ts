@@ -1,7 +1,8 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, type ExecutionResult, type ValidationContext } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { BREAK, GraphQLError, visit, type DocumentNode, type ExecutionResult, type ValidationContext } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
 import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
+import { requestSlot } from './request-slot.ts';
 
 /**
  * Armor's rejections carry no code and would be 200s under `application/json`; each becomes a
@@ -63,9 +64,8 @@ export function useAbuseLimits({
       // Added after Armor so it wraps Armor's token-counting parser too.
       addPlugin(useValidationGuard());
     },
-    onResultProcess({ result, setResult }) {
+    onResultProcess({ result }) {
       keepRefusalStatus(result);
-      if (Array.isArray(result) && result.some(isAsyncIterable)) setResult(result.map(notStreamedInBatch));
     },
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
@@ -74,22 +74,41 @@ export function useAbuseLimits({
 }
 
 /**
- * Yoga writes a stream (@defer, @stream) inside a batch as `{}`, and neither reads nor closes it: its fields
- * ran for nobody and its bytes counted until the client left. The stream is closed and the operation refused
- * in its place; the others of the batch keep their answers. Seen only once executed: the deferred parts have
- * started by then (their calls count against the request's caps like any other), and end unread.
+ * With GRAPHQL_BATCHING: an operation of a batch that uses @defer or @stream is refused before it runs, and
+ * the others keep their answers. Yoga writes a stream inside a batch as `{}` and never reads it; refused only
+ * once executed, its fields' calls went on after the batch was answered, their bodies charged to an account
+ * the response's end had closed.
  */
-function notStreamedInBatch(result: ExecutionResult): ExecutionResult {
-  // Yoga's types promise plain results in a batch; a stream is what arrives all the same.
-  const stream: unknown = result;
-  if (!isAsyncIterable(stream)) return result;
-  // Whatever the closing throws is of a result nobody will read; unhandled, it would end the process.
-  stream[Symbol.asyncIterator]()
-    .return?.()
-    .catch(() => undefined);
+export function useNoStreamsInBatch(): Plugin {
+  const batches = requestSlot<true>('batch');
   return {
-    errors: [refusal('@defer and @stream are not served inside a batch; send this operation alone', 'BAD_REQUEST')],
+    onRequestParse: ({ request }) => ({
+      onRequestParseDone({ requestParserResult }) {
+        if (Array.isArray(requestParserResult)) batches.set(request, true);
+      },
+    }),
+    onExecute({ args, setResultAndStopExecution }) {
+      const { request } = args.contextValue as { request: Request };
+      if (batches.get(request) && incremental(args.document)) setResultAndStopExecution(refusedInBatch());
+    },
   };
+}
+
+const refusedInBatch = (): ExecutionResult => ({
+  errors: [refusal('@defer and @stream are not served inside a batch; send this operation alone', 'BAD_REQUEST')],
+});
+
+// Any use counts, whatever its `if:` says: the refusal depends on the document, not on its variables.
+function incremental(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value !== 'defer' && node.name.value !== 'stream') return;
+      found = true;
+      return BREAK;
+    },
+  });
+  return found;
 }
 
 /**
