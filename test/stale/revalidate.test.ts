@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { closedAfterEach, type Facade } from '../helpers/facade.ts';
 import { answerFor } from './reads.ts';
@@ -93,4 +94,31 @@ describe('a lifetime of one second', () => {
     expect(repeat.body.extensions?.stale).toBeUndefined();
     expect(upstream.requests).toHaveLength(1);
   });
+});
+
+describe('a request that joins a background refresh', () => {
+  const { start } = closedAfterEach();
+  const BUDGET_MS = 1_500;
+
+  // A refresh has twice PIM_TIMEOUT_MS; a request that found it in flight waited for it, budget or not.
+  it('ends within its own GRAPHQL_BUDGET_MS while the refresh goes on', async () => {
+    const { upstream, facade } = await start(answer('v1', { 'cache-control': 'max-age=1, stale-while-revalidate=2' }), {
+      GRAPHQL_BUDGET_MS: String(BUDGET_MS),
+      PIM_TIMEOUT_MS: '6000',
+      PIM_CACHE: 'false',
+    });
+    await facade.post(query, {}, headers);
+    // Every later call hangs: the refresh the next request starts stays in flight.
+    upstream.respond(() => undefined);
+    await sleep(1_200);
+    expect((await facade.post(query, {}, headers)).body.extensions.stale[0].reason).toBe('revalidating');
+    // Past the revalidation window (three seconds in all), the next request is no stale hit: it joins the refresh's call.
+    await sleep(2_000);
+    const started = Date.now();
+    const { body } = await facade.post(query, {}, headers);
+    expect(Date.now() - started).toBeLessThan(BUDGET_MS + 1_500);
+    expect(body.extensions.stale[0].reason).toBe('BUDGET_EXCEEDED');
+    // Since the PIM hung: the refresh's one call, which the late request joined rather than a call of its own.
+    expect(upstream.requests).toHaveLength(1);
+  }, 15_000);
 });

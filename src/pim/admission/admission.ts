@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { pimError } from '../rest/errors.ts';
+import { budgetSpent, pimError } from '../rest/errors.ts';
 import type { JoinedShares } from '../rest/types.ts';
 import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 
@@ -74,8 +74,6 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
       return true;
     };
 }
-
-const budgetSpent = () => pimError('BUDGET_EXCEEDED', new Error('the request budget ran out'));
 
 // A call that never left the queue still ends the way every dispatch does: start, then error.
 function refuse(handler: Dispatcher.DispatchHandler, error: Error, release?: Release) {

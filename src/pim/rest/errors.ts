@@ -115,3 +115,6 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/** The request's budget (GRAPHQL_BUDGET_MS) ran out before its call was answered. */
+export const budgetSpent = (): PimError => pimError('BUDGET_EXCEEDED', new Error('the request budget ran out'));

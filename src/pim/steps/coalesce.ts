@@ -1,3 +1,4 @@
+import { budgetSpent } from '../rest/errors.ts';
 import type { Answer, CallOptions, JoinedShares, Layer } from '../rest/types.ts';
 
 interface Flight {
@@ -5,6 +6,8 @@ interface Flight {
   controller: AbortController;
   waiters: number;
   settled: boolean;
+  /** The first caller's deadline, which bounds the shared call (a background refresh's is its own, longer). */
+  deadline: number;
   /** Lends the flight a joiner's queue share, so it is not served later than the joiner's own call. */
   join(call: CallOptions): void;
 }
@@ -46,7 +49,14 @@ export function createCoalescing(): Layer {
       } catch (error) {
         result = Promise.reject(error);
       }
-      const flight: Flight = { result, controller, waiters: 0, settled: false, join: joined.join };
+      const flight: Flight = {
+        result,
+        controller,
+        waiters: 0,
+        settled: false,
+        deadline: call.deadline,
+        join: joined.join,
+      };
       const settle = () => {
         flight.settled = true;
         if (flights.get(key) === flight) flights.delete(key);
@@ -73,22 +83,26 @@ export function createCoalescing(): Layer {
       if (flight) flight.join(call);
       else flight = start(key, request, call);
       flight.waiters += 1;
-      if (!signal) return flight.result;
+      // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.
+      const outlived = call.deadline < flight.deadline;
+      if (!signal && !outlived) return flight.result;
       return new Promise<Answer>((resolve, reject) => {
-        const onAbort = () => {
-          leave(key, flight, signal.reason);
-          reject(signal.reason);
+        let timer: NodeJS.Timeout | undefined;
+        const done = () => {
+          signal?.removeEventListener('abort', onAbort);
+          clearTimeout(timer);
         };
-        signal.addEventListener('abort', onAbort, { once: true });
+        const quit = (reason: unknown) => {
+          done();
+          leave(key, flight, reason);
+          reject(reason);
+        };
+        const onAbort = () => quit(signal!.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        if (outlived) timer = setTimeout(() => quit(budgetSpent()), Math.max(0, call.deadline - Date.now()));
         flight.result.then(
-          (value) => {
-            signal.removeEventListener('abort', onAbort);
-            resolve(value);
-          },
-          (error: unknown) => {
-            signal.removeEventListener('abort', onAbort);
-            reject(error);
-          },
+          (value) => (done(), resolve(value)),
+          (error: unknown) => (done(), reject(error)),
         );
       });
     };
