@@ -82,7 +82,7 @@ export function createObservability({
     plugins: [
       useRequestLog({ logger }),
       useMetrics({ metrics, path: metricsPort === undefined && metricsPath, operationNames }),
-      ...(tracer ? [useTracing({ tracer })] : []),
+      ...(tracer ? [useTracing({ tracer, operationNames })] : []),
     ],
     telemetry: createTelemetry({
       calls: metrics.upstreamCalls,

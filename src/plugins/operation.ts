@@ -33,3 +33,29 @@ export function describeOperation(document: DocumentNode, operationName?: string
   }
   return label;
 }
+
+/** Distinct client-chosen operation names kept as label values; later ones count as `other`. */
+const maxOperationNames = 100;
+/**
+ * Longer names count as `other`: real operation names are short identifiers, and with 100 names
+ * at this length a scrape stays near 220 KB, where 60 KB names made it 90 MB.
+ */
+const maxOperationNameLength = 48;
+
+/**
+ * Maps an operation name to a label value (a metric label, a span name), so clients cannot grow a scrape or a
+ * tracing backend's span names without bound: the `allowed` names (trusted documents), else the first ones seen.
+ */
+export function createOperationLabel(allowed: ReadonlySet<string> | undefined) {
+  if (allowed) return (name: string) => (allowed.has(name) ? name : 'other');
+  const names = new Set<string>();
+  return (name: string) => {
+    if (names.has(name)) return name;
+    if (names.size >= maxOperationNames || name.length > maxOperationNameLength) return 'other';
+    names.add(name);
+    return name;
+  };
+}
+
+/** What a client chose (a path, an operation name), cut where it is written down: a body or head may hold tens of KB of it. */
+export const clip = (text: string) => (text.length > 256 ? `${text.slice(0, 256)}…` : text);

@@ -117,8 +117,18 @@ describe('tracing', () => {
       'http.response.status_code': 404,
     });
     expect(children.every((s) => s.spanContext().traceId === operation.spanContext().traceId)).toBe(true);
-    const everything = JSON.stringify(finished.map((s: ReadableSpan) => [s.name, s.attributes]));
+    // The operation's status says what failed by its code: its message named the ids.
+    expect(operation.status).toEqual({ code: 2, message: 'NOT_FOUND' });
+    const everything = JSON.stringify(finished.map((s: ReadableSpan) => [s.name, s.attributes, s.status]));
     expect(everything).not.toMatch(/MACHINERY|NOPE|secret-key-value/);
+  });
+
+  it('names operation spans as metrics label them: a long client-chosen name is `other`', async () => {
+    const long = `Q_${'x'.repeat(60_000)}`;
+    await post(`query ${long} { catalogProducts(catalogId: "MACHINERY", pageSize: 1) }`);
+    const operation = spans.getFinishedSpans().find((s) => s.kind === 1)!;
+    expect(operation.name).toBe('query other');
+    expect(String(operation.attributes['graphql.operation.name'])).toHaveLength(257);
   });
 
   it('continues the caller trace and passes it on to the PIM as traceparent', async () => {

@@ -1,6 +1,6 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Counter, Histogram } from 'prom-client';
-import { describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
+import { createOperationLabel, describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
 
 /** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
 export interface OperationMetrics {
@@ -18,26 +18,6 @@ export interface MetricsPluginOptions {
   path: string | false;
   /** The only operation names kept as label values (the trusted documents'); absent: the first ones seen. */
   operationNames?: ReadonlySet<string> | undefined;
-}
-
-/** Distinct client-chosen operation names kept as label values; later ones count as `other`. */
-const maxOperationNames = 100;
-/**
- * Longer names count as `other`: real operation names are short identifiers, and with 100 names
- * at this length a scrape stays near 220 KB, where 60 KB names made it 90 MB.
- */
-const maxOperationNameLength = 48;
-
-/** Maps an operation name to a label value, so clients cannot grow a scrape without bound. */
-function createOperationLabel(allowed: ReadonlySet<string> | undefined) {
-  if (allowed) return (name: string) => (allowed.has(name) ? name : 'other');
-  const names = new Set<string>();
-  return (name: string) => {
-    if (names.has(name)) return name;
-    if (names.size >= maxOperationNames || name.length > maxOperationNameLength) return 'other';
-    names.add(name);
-    return name;
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { describeOperation } from '../../plugins/operation.ts';
+import { clip, describeOperation } from '../../plugins/operation.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 
 const ids = requestSlot<string>('request id');
@@ -18,9 +18,6 @@ export function requestIdOf(request: Request): string {
   }
   return id;
 }
-
-// What a client chose (a path, an operation name) is cut in the line: a body or head may hold tens of KB of it.
-const clip = (text: string) => (text.length > 256 ? `${text.slice(0, 256)}…` : text);
 
 /**
  * Echoes the request id in the response and, given a logger, writes one JSON line per request:

@@ -9,14 +9,23 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
+import { clip, createOperationLabel, describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
 
 /**
  * One server span per executed operation, named `query OperationName`, continuing the caller's
  * trace if it sent one. Execution runs inside the span's context, so the upstream calls it
  * causes become its children.
  */
-export function useTracing({ tracer }: { tracer: Tracer }): Plugin {
+export function useTracing({
+  tracer,
+  operationNames,
+}: {
+  tracer: Tracer;
+  /** As for metrics: the names spans may carry in their name; absent, the first ones seen. */
+  operationNames?: ReadonlySet<string> | undefined;
+}): Plugin {
+  // Backends group by span name: a client's invented names would make one group each.
+  const label = createOperationLabel(operationNames);
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const { type, name } = describeOperation(args.document, args.operationName);
@@ -24,8 +33,8 @@ export function useTracing({ tracer }: { tracer: Tracer }): Plugin {
       const { request } = args.contextValue as { request: Request };
       const parent = propagation.extract(context.active(), request.headers, headerGetter);
       const span = tracer.startSpan(
-        `${type} ${name}`,
-        { kind: SpanKind.SERVER, attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name } },
+        `${type} ${label(name)}`,
+        { kind: SpanKind.SERVER, attributes: { 'graphql.operation.type': type, 'graphql.operation.name': clip(name) } },
         parent,
       );
       const active = trace.setSpan(parent, span);
@@ -59,7 +68,8 @@ function record(span: Span, result: ResultPart) {
   const errors = errorsOf(result);
   if (errors.length === 0) return;
   span.setAttribute('graphql.error.count', errors.length);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: errors[0]!.message });
+  // The code, not the message: messages name the ids asked for, which spans never carry.
+  span.setStatus({ code: SpanStatusCode.ERROR, message: String(errors[0]!.extensions?.['code'] ?? 'UNKNOWN') });
 }
 
 function finish(span: Span, result: ResultPart) {
