@@ -54,7 +54,8 @@
       onEditHeaders(text) {
         // GraphiQL rewrites the editor itself when tabs change; only the user's typing has its focus.
         if (!document.activeElement?.closest('.graphiql-editor-tool')) return;
-        key = keyIn(text) ?? key;
+        // Only a key typed replaces it: other headers typed beside an empty key (a preset's slot) leave it.
+        key = keyIn(text) || key;
       },
     });
 })();
