@@ -118,6 +118,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Yoga's URL parser resolves `.`, `..` (also as %2e, and after `\`) and empty segments: `/x/../metrics`
       // would reach the metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
       if (unnormalPath.test(path)) return void refuse(res, 404, messages[404]!, true);
+      // The probes read; any other method on them is refused as on the GraphQL endpoint.
+      if ((path === '/health' || path === '/readiness') && req.method !== 'GET' && req.method !== 'HEAD') {
+        res.setHeader('allow', 'GET, HEAD');
+        return void refuse(res, 405, `${path} answers GET and HEAD`);
+      }
       if (path === '/health') return void send(res, 200, { status: 'ok' });
       if (path === INVALIDATION_PATH && app.invalidation?.port === 'main') return app.invalidation.handle(req, res);
       if (path === '/readiness') {

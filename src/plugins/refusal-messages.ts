@@ -41,20 +41,28 @@ export function useRefusalMessages(): Plugin {
       });
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
-      if (response.status < 400 || response.body !== null || response.headers.has('content-type')) return;
-      const message = messageFor(response, request.headers, endpoint);
+      // Yoga's 405s have a body, with the code BAD_REQUEST: they get the status's own, as every refusal has.
+      const bare = response.status >= 400 && response.body === null && !response.headers.has('content-type');
+      if (!bare && response.status !== 405) return;
+      const message = messageFor(response, request, endpoint);
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
+      // A length Yoga gave its own body would cut this one.
+      headers.delete('content-length');
       setResponse(new fetchAPI.Response(refusalBody(response.status, message), { status: response.status, headers }));
     },
   };
 }
 
-function messageFor(response: Response, request: Headers, endpoint: string): string {
+function messageFor(response: Response, { method, headers: request }: Request, endpoint: string): string {
   switch (response.status) {
     case 404:
       return `Nothing is served here; GraphQL is at ${endpoint}`;
+    case 405:
+      return method === 'GET'
+        ? 'A mutation is sent with POST; GET serves queries only'
+        : `${echo(method)} is not served here; send GET or POST`;
     case 406: {
       // Yoga lists the types it could have answered with in `accept`, each with its charset.
       const served = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim());

@@ -181,6 +181,8 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   ],
   ['PUT', 405, () => viaFetch('/graphql', { method: 'PUT', headers: json, body })],
   ['a mutation over GET', 405, () => viaFetch(`/graphql?query=${encodeURIComponent('mutation { x }')}`)],
+  ['DELETE /health', 405, () => viaFetch('/health', { method: 'DELETE' })],
+  ['POST /readiness', 405, () => viaFetch('/readiness', { method: 'POST', headers: json, body })],
   ['POST without a content type', 415, () => viaFetch('/graphql', { method: 'POST', body })],
   [
     'POST as a form',
@@ -227,14 +229,36 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   ),
 ];
 
+const documentedCodes: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  404: 'PATH_NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
+  411: 'LENGTH_REQUIRED',
+  413: 'REQUEST_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'REQUEST_HEAD_TOO_LARGE',
+};
+
+it.each([
+  ['PUT /graphql', '/graphql', 'PUT', 'GET, POST'],
+  ['DELETE /health', '/health', 'DELETE', 'GET, HEAD'],
+  ['POST /readiness', '/readiness', 'POST', 'GET, HEAD'],
+])('%s: 405 names the methods served in Allow', async (_name, path, method, allowed) => {
+  const response = await fetch(`${fixture.facade.origin}${path}`, { method });
+  await response.arrayBuffer();
+  expect([response.status, response.headers.get('allow')]).toEqual([405, allowed]);
+});
+
 describe('every refusal says what to send instead', () => {
   it.each(refusals)('%s: %i with a JSON message and a stable code', async (_name, status, send) => {
     const refusal = await send();
     expect(refusal.status).toBe(status);
     expect(refusal.type).toMatch(/^application\/json/);
     expect(refusal.message).toEqual(expect.stringMatching(/\w+ \w+/));
-    // As every GraphQL error has one: a client branches on the code, not on the words.
-    expect(refusal.code).toEqual(expect.stringMatching(/^[A-Z_]+$/));
+    // As every GraphQL error has one: a client branches on the code, not on the words (docs/operations.md's list).
+    expect(refusal.code).toBe(documentedCodes[status]);
   });
 });
 
