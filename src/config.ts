@@ -153,6 +153,8 @@ const layout = {
       ),
       // The in-process copies (Redis keeps its own, each for its window).
       maxBytes: env('PIM_STALE_MAX_BYTES', int(MiB, 65_536 * MiB).default(64 * MiB), wasMiB('PIM_STALE_MAX_MB')),
+      // The copies in Redis, shared by the fleet; past it those soonest to expire go.
+      redisMaxBytes: env('PIM_STALE_REDIS_MAX_BYTES', int(64 * 1_024, 65_536 * MiB).default(64 * MiB)),
     },
   },
   /** createContextFactory: what one GraphQL request may ask of the PIM. */

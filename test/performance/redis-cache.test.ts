@@ -5,9 +5,9 @@ import { cacheableEcho, echo, startUpstream } from '../helpers/upstream.ts';
 import { SLOW_REDIS_OK } from '../helpers/redis.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 
-/** The HTTP cache's hashes; the last-known-good copies (`lkg:`, plain strings) sit beside them. */
+/** The HTTP cache's hashes; the last-known-good copies (`lkg:`, plain strings) and their index (`lkg-`) sit beside them. */
 const cacheKeys = async (client: Redis) =>
-  (await client.keys('pim-graphql:*')).filter((key) => !key.startsWith('pim-graphql:lkg:'));
+  (await client.keys('pim-graphql:*')).filter((key) => !key.startsWith('pim-graphql:lkg'));
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 

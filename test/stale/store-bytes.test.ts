@@ -16,7 +16,12 @@ describe('the stale-answer store counts', () => {
     ['small answers', 40, 'x'],
     ['answers with a € in them', 2_000, '€'],
   ])('at least the heap its entries hold: %s', (_name, length, filler) => {
-    const store = createLastKnownGood({ maxBytes: 2 ** 40, shared: undefined, onError: () => undefined });
+    const store = createLastKnownGood({
+      maxBytes: 2 ** 40,
+      redisMaxBytes: 0,
+      shared: undefined,
+      onError: () => undefined,
+    });
     const count = 10_000;
     const before = heapUsed();
     const now = Date.now();

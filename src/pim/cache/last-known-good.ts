@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { createBoundedKeys } from '../../redis-bounded.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
 /** A 2xx answer kept to be served once stale: its JSON text and the times that bound its use. */
@@ -17,6 +18,8 @@ export interface KeptAnswer {
 export interface LastKnownGoodOptions {
   /** Bound on the in-process copy, in bytes of heap as {@link weight} counts them. */
   maxBytes: number;
+  /** Bound on the copies in Redis, in UTF-8 bytes of their values; those soonest to expire go first. */
+  redisMaxBytes: number;
   /** Shared with the other instances, each entry expiring with its use; absent, memory only. */
   shared: SharedRedis | undefined;
   onError: (error: Error) => void;
@@ -39,19 +42,20 @@ export interface LastKnownGood {
   bytes(): number;
 }
 
-const REDIS_PREFIX = 'lkg:';
-
 // Two bytes a character: one past Latin-1 (a €, a typographic quote) makes V8 keep the whole string so. Measured,
 // the entry's object, its times and the LRU's bookkeeping take some 250 bytes more.
 const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.length) + 384;
 
 /** Creates the {@link LastKnownGood} store. */
-export function createLastKnownGood({ maxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
+export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   const memory = new LRUCache<string, KeptAnswer>({
     maxSize: maxBytes,
     sizeCalculation: weight,
   });
+  const copies = shared && createBoundedKeys(shared.redis, 'lkg');
+  // Bytes alone bound them; a count would only say the same less precisely.
+  const redisBounds = { maxEntries: Number.MAX_SAFE_INTEGER, maxBytes: redisMaxBytes };
   const lastUse = (entry: KeptAnswer) => Math.max(entry.errorUntil, entry.revalidateUntil);
   const remember = (key: string, entry: KeptAnswer) => {
     const ttl = lastUse(entry) - Date.now();
@@ -62,22 +66,24 @@ export function createLastKnownGood({ maxBytes, shared, onError }: LastKnownGood
     keep(key, entry) {
       remember(key, entry);
       const ttl = lastUse(entry) - Date.now();
-      if (!shared || ttl <= 0) return;
+      if (!shared || !copies || ttl <= 0) return;
       const { text, ...times } = entry;
-      const { redis, within } = shared;
-      within(() => redis.set(REDIS_PREFIX + key, `${JSON.stringify(times)}\n${text}`, 'PX', ttl)).catch(fail);
+      const stored = `${JSON.stringify(times)}\n${text}`;
+      // Larger than the whole bound, it would only push every other copy out, then itself.
+      if (Buffer.byteLength(stored) > redisMaxBytes) return;
+      shared.within(() => copies.store(key, stored, ttl, redisBounds)).catch(fail);
     },
     peek: (key) => memory.get(key),
     forget(key) {
       memory.delete(key);
-      if (shared) shared.within(() => shared.redis.del(REDIS_PREFIX + key)).catch(fail);
+      if (shared && copies) shared.within(() => copies.forget(key)).catch(fail);
     },
     bytes: () => memory.calculatedSize,
     async find(key) {
       const held = memory.get(key);
-      if (held || !shared) return held;
+      if (held || !shared || !copies) return held;
       const { redis, within } = shared;
-      const stored = await within(() => redis.get(REDIS_PREFIX + key)).catch(fail);
+      const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;
       if (entry) remember(key, entry);
       return entry;

@@ -12,6 +12,8 @@ export interface StaleServingOptions {
   staleWhileRevalidateMs: number;
   /** Bound on the in-process last-known-good copies. */
   maxBytes: number;
+  /** Bound on the copies in Redis (UTF-8 bytes of their values), shared by every instance using it. */
+  redisMaxBytes: number;
   /** With a `redis://` URL, copies and invalidations are shared by every instance using it. */
   redisUrl: string | undefined;
   /** Longest wait for a Redis reply: a slower read is a miss, a slower write is given up. */
@@ -38,7 +40,8 @@ export function createStaleServing(options: StaleServingOptions) {
   const redis = options.redisUrl ? createRedis(options.redisUrl, report) : undefined;
   // One bound for the connection: after a few failures in a row, both stores leave Redis alone a while.
   const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs) };
-  const store = createLastKnownGood({ maxBytes: options.maxBytes, shared, onError: report });
+  const { maxBytes, redisMaxBytes } = options;
+  const store = createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError: report });
   const invalidations = createInvalidations({
     shared,
     pollMs: options.invalidationPollMs,

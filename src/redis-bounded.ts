@@ -1,0 +1,82 @@
+import type { Redis } from 'ioredis';
+
+/** What one family of keys may hold in Redis, shared by every replica writing to it. */
+export interface RedisBounds {
+  /** Entries at most. */
+  maxEntries: number;
+  /** Bytes of their values at most (Lua's `#`, as `Buffer.byteLength` counts). */
+  maxBytes: number;
+}
+
+/** Stores and deletes the keys of one family, each write keeping the family within its bounds. */
+export interface BoundedKeys {
+  /** The Redis key of `name` (below the connection's prefix), to read it. */
+  key(name: string): string;
+  /** Sets `family:name` to `value` for `ttlMs`; the others soonest to expire go until the bounds hold. */
+  store(name: string, value: string, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
+  /** Deletes `family:name` and its bytes from the count. */
+  forget(name: string): Promise<unknown>;
+}
+
+// Beside the family's keys: each name by the epoch ms it expires, its size, and the sizes' sum. A name's key
+// is the family's prefix (as the connection prefixed it) and the name; an entry gone by expiry leaves the index
+// at the next write, which counts it out.
+const forgetFn = `
+local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
+local function forget(name)
+  local size = tonumber(redis.call('HGET', KEYS[3], name) or '0')
+  redis.call('ZREM', KEYS[2], name)
+  redis.call('HDEL', KEYS[3], name)
+  redis.call('DEL', prefix .. name)
+  return tonumber(redis.call('DECRBY', KEYS[4], size))
+end
+`;
+
+// One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
+// (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
+// ARGV: name, value, TTL in ms, most entries, most bytes.
+const storeScript = `${forgetFn}
+local ttl = tonumber(ARGV[3])
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(name) end
+forget(ARGV[1])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], #ARGV[2])
+local total = tonumber(redis.call('INCRBY', KEYS[4], #ARGV[2]))
+while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[4]) or total > tonumber(ARGV[5]) do
+  total = forget(redis.call('ZRANGE', KEYS[2], 0, 0)[1])
+end
+for i = 2, 4 do
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+`;
+
+const forgetScript = `${forgetFn}
+forget(ARGV[1])
+`;
+
+type Scripted = Redis & {
+  storeBounded(...args: Array<string | number>): Promise<unknown>;
+  forgetBounded(...args: Array<string | number>): Promise<unknown>;
+};
+
+/**
+ * A family of keys (`apq:`, `lkg:`) whose count and bytes stay bounded in Redis whatever the replicas write:
+ * without, a key per URL and credential kept for a day grew Redis with every page a caller read.
+ */
+export function createBoundedKeys(connection: Redis, family: string): BoundedKeys {
+  // defineCommand sends each script by its SHA once Redis knows it; defining it again is harmless.
+  connection.defineCommand('storeBounded', { numberOfKeys: 4, lua: storeScript });
+  connection.defineCommand('forgetBounded', { numberOfKeys: 4, lua: forgetScript });
+  const redis = connection as Scripted;
+  const key = (name: string) => `${family}:${name}`;
+  const keys = (name: string) => [key(name), `${family}-index`, `${family}-sizes`, `${family}-bytes`];
+  return {
+    key,
+    store: (name, value, ttlMs, { maxEntries, maxBytes }) =>
+      redis.storeBounded(...keys(name), name, value, Math.max(1, Math.round(ttlMs)), maxEntries, maxBytes),
+    forget: (name) => redis.forgetBounded(...keys(name), name),
+  };
+}
