@@ -4,15 +4,20 @@ import type { Redis } from 'ioredis';
 export interface RedisBounds {
   /** Entries at most. */
   maxEntries: number;
-  /** Bytes of their values at most (Lua's `#`, as `Buffer.byteLength` counts). */
+  /** Bytes at most: each entry's value (Lua's `#`, as `Buffer.byteLength` counts) and its `overhead`. */
   maxBytes: number;
+  /** What an entry of this name costs Redis beyond its value (its name in the key, the index and the sizes). */
+  overhead?: (name: string) => number;
 }
 
 /** Stores and deletes the keys of one family, each write keeping the family within its bounds. */
 export interface BoundedKeys {
   /** The Redis key of `name` (below the connection's prefix), to read it. */
   key(name: string): string;
-  /** Sets `family:name` to `value` for `ttlMs`; the others soonest to expire go until the bounds hold. */
+  /**
+   * Sets `family:name` to `value` for `ttlMs`; the others soonest to expire go until the bounds hold. An entry
+   * that alone passes `maxBytes` is not stored (it would push every other out, then itself).
+   */
   store(name: string, value: string, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
   /** Deletes `family:name` and its bytes from the count. */
   forget(name: string): Promise<unknown>;
@@ -28,23 +33,31 @@ local function forget(name)
   redis.call('ZREM', KEYS[2], name)
   redis.call('HDEL', KEYS[3], name)
   redis.call('DEL', prefix .. name)
+  -- Nothing counted, nothing to take off: a DECRBY would make a missing sum anew, with no expiry.
+  if size == 0 then return tonumber(redis.call('GET', KEYS[4]) or '0') end
   return tonumber(redis.call('DECRBY', KEYS[4], size))
 end
 `;
 
 // One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
 // (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
-// ARGV: name, value, TTL in ms, most entries, most bytes.
+// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes. An index entry whose key
+// still lives is scored afresh rather than dropped: an older version of this script scored by the time stored.
 const storeScript = `${forgetFn}
 local ttl = tonumber(ARGV[3])
+local size = #ARGV[2] + tonumber(ARGV[6])
+if size > tonumber(ARGV[5]) then return 0 end
 local time = redis.call('TIME')
 local now = time[1] * 1000 + math.floor(time[2] / 1000)
-for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(name) end
+for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
+  local left = redis.call('PTTL', prefix .. name)
+  if left > 0 then redis.call('ZADD', KEYS[2], now + left, name) else forget(name) end
+end
 forget(ARGV[1])
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[1], #ARGV[2])
-local total = tonumber(redis.call('INCRBY', KEYS[4], #ARGV[2]))
+redis.call('HSET', KEYS[3], ARGV[1], size)
+local total = tonumber(redis.call('INCRBY', KEYS[4], size))
 while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[4]) or total > tonumber(ARGV[5]) do
   total = forget(redis.call('ZRANGE', KEYS[2], 0, 0)[1])
 end
@@ -75,8 +88,16 @@ export function createBoundedKeys(connection: Redis, family: string): BoundedKey
   const keys = (name: string) => [key(name), `${family}-index`, `${family}-sizes`, `${family}-bytes`];
   return {
     key,
-    store: (name, value, ttlMs, { maxEntries, maxBytes }) =>
-      redis.storeBounded(...keys(name), name, value, Math.max(1, Math.round(ttlMs)), maxEntries, maxBytes),
+    store: (name, value, ttlMs, { maxEntries, maxBytes, overhead }) =>
+      redis.storeBounded(
+        ...keys(name),
+        name,
+        value,
+        Math.max(1, Math.round(ttlMs)),
+        maxEntries,
+        maxBytes,
+        overhead?.(name) ?? 0,
+      ),
     forget: (name) => redis.forgetBounded(...keys(name), name),
   };
 }

@@ -18,7 +18,7 @@ export interface KeptAnswer {
 export interface LastKnownGoodOptions {
   /** Bound on the in-process copy, in bytes of heap as {@link weight} counts them. */
   maxBytes: number;
-  /** Bound on the copies in Redis, in UTF-8 bytes of their values; those soonest to expire go first. */
+  /** Bound on the copies in Redis, in bytes Redis holds for them (value, name, index); those soonest to expire go first. */
   redisMaxBytes: number;
   /** Shared with the other instances, each entry expiring with its use; absent, memory only. */
   shared: SharedRedis | undefined;
@@ -54,8 +54,13 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     sizeCalculation: weight,
   });
   const copies = shared && createBoundedKeys(shared.redis, 'lkg');
-  // Bytes alone bound them; a count would only say the same less precisely.
-  const redisBounds = { maxEntries: Number.MAX_SAFE_INTEGER, maxBytes: redisMaxBytes };
+  // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
+  // the bookkeeping of each (some 256 bytes, measured). A small answer (a page past the last) weighs mostly that.
+  const redisBounds = {
+    maxEntries: Number.MAX_SAFE_INTEGER,
+    maxBytes: redisMaxBytes,
+    overhead: (name: string) => 3 * Buffer.byteLength(name) + 256,
+  };
   const lastUse = (entry: KeptAnswer) => Math.max(entry.errorUntil, entry.revalidateUntil);
   const remember = (key: string, entry: KeptAnswer) => {
     const ttl = lastUse(entry) - Date.now();
@@ -69,8 +74,6 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       if (!shared || !copies || ttl <= 0) return;
       const { text, ...times } = entry;
       const stored = `${JSON.stringify(times)}\n${text}`;
-      // Larger than the whole bound, it would only push every other copy out, then itself.
-      if (Buffer.byteLength(stored) > redisMaxBytes) return;
       shared.within(() => copies.store(key, stored, ttl, redisBounds)).catch(fail);
     },
     peek: (key) => memory.get(key),

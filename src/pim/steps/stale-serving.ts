@@ -12,7 +12,7 @@ export interface StaleServingOptions {
   staleWhileRevalidateMs: number;
   /** Bound on the in-process last-known-good copies. */
   maxBytes: number;
-  /** Bound on the copies in Redis (UTF-8 bytes of their values), shared by every instance using it. */
+  /** Bound on the copies in Redis (bytes Redis holds for them), shared by every instance using it. */
   redisMaxBytes: number;
   /** With a `redis://` URL, copies and invalidations are shared by every instance using it. */
   redisUrl: string | undefined;
