@@ -42,11 +42,12 @@ export function createYogaServer(
       useCorsVary(config.corsOrigins),
       parts.persisted,
       useAbuseLimits(config.limits),
-      ...(config.batching ? [useNoStreamsInBatch()] : []),
       useDeferStream(),
       parts.requestContext.plugin,
       useHttpCaching(config.httpCaching),
       ...parts.observability,
+      // After the observability's onExecute hooks: a refused operation is still logged, counted and traced.
+      ...(config.batching ? [useNoStreamsInBatch()] : []),
       // After HTTP caching and every other onExecute hook: a hit stops execution where it is.
       ...(parts.responses ? [parts.responses] : []),
       ...(graphiql ? [graphiql.plugin] : []),

@@ -17,7 +17,7 @@ it('refuses @defer and @stream inside a batch before they run, answers the rest,
     PIM_MAX_INFLIGHT_BYTES: String(512 * 1024),
     PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL: String(512 * 1024),
   });
-  const deferred = `{ ... @defer { a: catalogProducts(catalogId: "A") b: catalogProducts(catalogId: "B") } }`;
+  const deferred = `query Deferred { ... @defer { a: catalogProducts(catalogId: "A") b: catalogProducts(catalogId: "B") } }`;
   const streamed = `{ _entities(representations: [{ __typename: "Catalog", catalogId: "C" }]) @stream { __typename } }`;
   const plain = `{ d: catalogProducts(catalogId: "D") }`;
   const { status, body } = await facade.postBody([{ query: deferred }, { query: streamed }, { query: plain }]);
@@ -31,6 +31,10 @@ it('refuses @defer and @stream inside a batch before they run, answers the rest,
     ],
   };
   expect(body).toEqual([refused, refused, { data: { d: expect.objectContaining({ status: 200 }) } }]);
+  // Refused, it is still an operation the metrics (and the log line, and a span) count.
+  expect((await facade.app.metrics()).body).toMatch(
+    /graphql_operations_total\{operation_type="query",operation_name="Deferred"\} 1/,
+  );
 
   // Four fresh pages (400 KB) fit in the 512 KB the process holds at once: nothing is left counted.
   const probe = `{ ${['E', 'F', 'G', 'H'].map((id) => `${id}: catalogProducts(catalogId: "${id}")`).join(' ')} }`;
