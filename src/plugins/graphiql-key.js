@@ -27,6 +27,8 @@
   };
   // The last key entered in any tab; with headers persisted, the one stored with the open tab.
   let key = localStorage.getItem(persistFlag) === 'true' ? keyIn(localStorage.getItem('graphiql:headers')) : '';
+  // The key in the headers editor's text as last seen: what an edit changes, or leaves as it was.
+  let shown;
 
   // A request from a tab whose X-API-KEY is empty carries the key entered last.
   const send = window.fetch;
@@ -52,10 +54,14 @@
       initialVariables: open ? (open.variables ?? '') : options.defaultTabs?.[0]?.variables,
       initialHeaders: open ? (open.headers ?? '') : undefined,
       onEditHeaders(text) {
-        // GraphiQL rewrites the editor itself when tabs change; only the user's typing has its focus.
-        if (!document.activeElement?.closest('.graphiql-editor-tool')) return;
-        // Only a key typed replaces it: other headers typed beside an empty key (a preset's slot) leave it.
-        key = keyIn(text) || key;
+        const now = keyIn(text);
+        if (now === undefined) return;
+        const before = shown;
+        shown = now;
+        // GraphiQL rewrites the editor itself when tabs change; only the user's typing has its focus. Only a
+        // change of the key itself counts: other headers typed beside an empty key (a preset's slot) leave it,
+        // and a key erased is gone.
+        if (now !== before && document.activeElement?.closest('.graphiql-editor-tool')) key = now;
       },
     });
 })();

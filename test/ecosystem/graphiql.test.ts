@@ -135,6 +135,11 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       await openTab(page, 'ClassificationGroups');
       expect(await run(page, /"total_items":\s+42/)).toEqual(['key-two']);
       expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(tabs);
+      // Erased where it was typed, the key goes with no tab any more.
+      await openTab(page, 'ClassificationGroup');
+      await setHeaders(page, '{"X-API-KEY": ""}');
+      await openTab(page, 'ClassificationGroups');
+      expect(await run(page, /"total_items":\s+42/)).toEqual(['']);
     } finally {
       await context.close();
       await facade.close();
