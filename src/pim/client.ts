@@ -136,7 +136,7 @@ export function createPimClient({
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
     stale: stale?.layer,
-    coalescing: coalesce ? createCoalescing() : undefined,
+    coalescing: coalesce ? createCoalescing({ invalidatedSince }) : undefined,
     breaker: breaker.layer,
     retry: createRetry(resilienceOptions),
     upstreamFaults,

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMetricsServer } from '../../src/http/metrics-server.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import type { UpstreamHandler } from '../helpers/upstream.ts';
@@ -49,6 +49,46 @@ describe('POST /cache/invalidate', () => {
     expect((await post(origin, JSON.stringify({ classificationId: "O'Neil" }), `Bearer ${TOKEN}`)).status).toBe(200);
     await get(url);
     expect(upstream.requests).toHaveLength(2);
+  });
+
+  describe('while a call sent before it is still out', () => {
+    // The PIM reads its data when a call arrives and answers 1.5 s later, fresh for five minutes.
+    async function purgeDuringSlowCall() {
+      let published = 'v1';
+      const slow: UpstreamHandler = (req, res) => {
+        const version = published;
+        const timer = setTimeout(
+          () => (res.setHeader('cache-control', 'max-age=300'), answerFor(version)(req, res)),
+          1_500,
+        );
+        res.once('close', () => clearTimeout(timer));
+      };
+      const { upstream, facade } = await servers.start(slow, { PIM_API_KEY: 'key-of-a-123', CACHE_ADMIN_TOKEN: TOKEN });
+      const url = `/graphql?query=${encodeURIComponent(query)}`;
+      const before = facade.get(url);
+      await vi.waitFor(() => expect(upstream.requests).toHaveLength(1));
+      published = 'v2';
+      expect((await post(facade.origin, '{"catalogId":"MASTER"}', `Bearer ${TOKEN}`)).status).toBe(200);
+      return { upstream, url, get: facade.get, before };
+    }
+    const version = (answer: { body: any }) => answer.body.data.products.data[0].version;
+
+    it('an answer the PIM read before the purge is not kept fresh after it', async () => {
+      const { upstream, url, get, before } = await purgeDuringSlowCall();
+      const old = await before;
+      expect(version(old)).toBe('v1');
+      expect(old.headers.get('cache-control')).toMatch(/no-store/);
+      expect(version(await get(url))).toBe('v2');
+      expect(upstream.requests).toHaveLength(2);
+    });
+
+    it('the next request after the purge asks the PIM rather than joining that call', async () => {
+      const { upstream, url, get, before } = await purgeDuringSlowCall();
+      const next = await get(url);
+      await before;
+      expect(version(next)).toBe('v2');
+      expect(upstream.requests).toHaveLength(2);
+    });
   });
 
   it('refuses a wrong or missing token with 401 and a bad body with 400, changing nothing', async () => {

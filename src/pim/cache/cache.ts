@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
 import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
@@ -93,7 +94,17 @@ function partitionByCredential(
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
   const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });
   const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
+  // When the calls a lookup sends out (a miss, a revalidation) went, by key, the earliest first: an answer to a
+  // call sent before an invalidation of its path is not stored, though it arrives after. Bounded; an entry
+  // evicted or timed out only stores what it would have refused.
+  const sentAt = new LRUCache<string, number>({ max: MAX_CALLS_OUT, ttl: CALL_OUT_MS });
+  const sending = (key: CacheKey, of: string, stored: GetResult | undefined) => {
+    if (stored && stored.staleAt > Date.now()) return;
+    const at = answerKey(key, of);
+    if (!sentAt.has(at)) sentAt.set(at, Date.now());
+  };
   const found = (key: CacheKey, of: string, stored: GetResult | undefined) => {
+    sending(key, of, stored);
     if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
     const result = withoutStaleDirectives(stored);
     const bytes = byteLength(result.body);
@@ -109,14 +120,25 @@ function partitionByCredential(
     },
     // A failure the upstream says may be kept (a maintenance page's `max-age`, a redirect, never followed
     // here) is not: replayed, it would outlast the outage and count as a fault of an upstream never called.
-    createWriteStream: (key, value) =>
-      kept(value.statusCode) ? store.createWriteStream(privateKey(key), value) : undefined,
+    createWriteStream(key, value) {
+      const of = partition(key);
+      const at = answerKey(key, of);
+      const sent = sentAt.get(at);
+      sentAt.delete(at);
+      if (!kept(value.statusCode) || (sent !== undefined && invalidatedSince(key.path) >= sent)) return undefined;
+      return store.createWriteStream(privateKey(key, of), value);
+    },
     delete(key) {
       answers.forget(answerKey(key));
       return store.delete(privateKey(key));
     },
   };
 }
+
+// Calls out at once whose sending times are kept, and for how long: more than the upstream connections and a call's
+// longest time (a background refresh's two PIM_TIMEOUT_MS at the most, by default).
+const MAX_CALLS_OUT = 10_000;
+const CALL_OUT_MS = 120_000;
 
 // Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
 const kept = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500 && status !== 429);

@@ -8,6 +8,8 @@ interface Flight {
   settled: boolean;
   /** The first caller's deadline, which bounds the shared call (a background refresh's is its own, longer). */
   deadline: number;
+  /** Epoch ms the call went out: one sent before an invalidation of its path is joined by nobody after it. */
+  sentAt: number;
   /** Lends the flight a joiner's queue share, so it is not served later than the joiner's own call. */
   join(call: CallOptions): void;
 }
@@ -35,7 +37,12 @@ function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join'> {
  * upstream call while it is in flight. Waiters leave on their own abort signal; the shared call
  * is aborted only when the last waiter has left, and its result or error goes to everyone still waiting.
  */
-export function createCoalescing(): Layer {
+export function createCoalescing({
+  invalidatedSince = () => 0,
+}: {
+  /** Epoch ms of the latest invalidation of a request path (POST /cache/invalidate). */
+  invalidatedSince?: (path: string) => number;
+} = {}): Layer {
   return (next) => {
     const flights = new Map<string, Flight>();
 
@@ -55,6 +62,7 @@ export function createCoalescing(): Layer {
         waiters: 0,
         settled: false,
         deadline: call.deadline,
+        sentAt: Date.now(),
         join: joined.join,
       };
       const settle = () => {
@@ -80,6 +88,8 @@ export function createCoalescing(): Layer {
       if (signal?.aborted) return Promise.reject(signal.reason);
       const key = `${call.partition} ${request.path}`;
       let flight = flights.get(key);
+      // A call that went out before the path was purged reads what the purge ended: a new one goes instead.
+      if (flight && invalidatedSince(request.path) >= flight.sentAt) flight = undefined;
       if (flight) flight.join(call);
       else flight = start(key, request, call);
       flight.waiters += 1;

@@ -98,10 +98,13 @@ export function createStaleLayer(options: StaleOptions): Layer {
         return served(held, 'revalidating', onOutcome);
       }
       try {
+        const sentAt = Date.now();
         const answer = await next(request, call);
         if (!own) keep(key, answer);
         onOutcome?.(answer.cached ? 'hit' : 'miss');
-        return { body: answer.body, size: answer.size, weight: answer.weight, freshness: answer.freshness };
+        // Read before an invalidation of its path that came while it was out: what the purge ended, not fresh.
+        const freshness = invalidatedSince(request.path) >= sentAt ? NOT_FRESH : answer.freshness;
+        return { body: answer.body, size: answer.size, weight: answer.weight, freshness };
       } catch (error) {
         // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
         // readiness probe's own call (a made-up id) has no copy to end.
