@@ -62,8 +62,12 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
     ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
     : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });
   const answers = createAnswerStore({ maxBytes });
+  // When the calls a lookup lets out (a miss, a revalidation) went, by key, the earliest first: an answer to a
+  // call sent before an invalidation of its path is not stored, though it arrives after. Each ends with its
+  // answer (remember); bounded, so one that failed, or was evicted, only stores what it would have refused.
+  const sentAt = new LRUCache<string, number>({ max: MAX_CALLS_OUT, ttl: CALL_OUT_MS });
   const interceptor = interceptors.cache({
-    store: partitionByCredential(inner, credentialKey, answers, options.invalidatedSince),
+    store: partitionByCredential(inner, credentialKey, answers, options.invalidatedSince, sentAt),
     methods: ['GET'],
     // Every entry is private to one credential, so the rules of a private cache apply.
     type: 'private',
@@ -76,7 +80,11 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   return {
     interceptor,
     lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers),
-    remember: (path, partition, headers, answer) => answers.remember(answerKey(path, partition), headers, answer),
+    remember(path, partition, headers, answer) {
+      const key = answerKey(path, partition);
+      sentAt.delete(key);
+      answers.remember(key, headers, answer);
+    },
     forgetAnswers: () => answers.clear(),
     close: async () => void (redis && (await closeRedis(redis))),
   };
@@ -90,14 +98,11 @@ function partitionByCredential(
   credentialKey: HttpCacheOptions['credentialKey'],
   answers: AnswerStore,
   invalidatedSince: HttpCacheOptions['invalidatedSince'],
+  sentAt: LRUCache<string, number>,
 ): CacheStore {
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
   const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });
   const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
-  // When the calls a lookup sends out (a miss, a revalidation) went, by key, the earliest first: an answer to a
-  // call sent before an invalidation of its path is not stored, though it arrives after. Bounded; an entry
-  // evicted or timed out only stores what it would have refused.
-  const sentAt = new LRUCache<string, number>({ max: MAX_CALLS_OUT, ttl: CALL_OUT_MS });
   const sending = (key: CacheKey, of: string, stored: GetResult | undefined) => {
     if (stored && stored.staleAt > Date.now()) return;
     const at = answerKey(key, of);
@@ -135,9 +140,9 @@ function partitionByCredential(
   };
 }
 
-// Calls out at once whose sending times are kept, and for how long: more than the upstream connections and a call's
-// longest time (a background refresh's two PIM_TIMEOUT_MS at the most, by default).
-const MAX_CALLS_OUT = 10_000;
+// Calls out at once whose sending times are kept (queued ones included), and for how long: longer than a call can
+// be (a background refresh's two PIM_TIMEOUT_MS, by default).
+const MAX_CALLS_OUT = 4_096;
 const CALL_OUT_MS = 120_000;
 
 // Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
