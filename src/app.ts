@@ -63,7 +63,10 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
     close: async () => {
       faults.close();
-      await Promise.all([client.close(), observability.close(), persisted.close()]);
+      const closed = await Promise.allSettled([client.close(), observability.close(), persisted.close()]);
+      for (const { reason } of closed.filter((outcome) => outcome.status === 'rejected')) {
+        logger?.warn({ err: String(reason) }, 'A dependency did not close cleanly');
+      }
     },
     /** The fair-queue partition of the credential a request's calls carry: the server counts requests by it. */
     credentialOf: (headers: Pick<Headers, 'get'>) => credentials.partition(credentials.headers(headers)),

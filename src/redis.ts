@@ -1,4 +1,5 @@
 import { circuitBreaker, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap } from 'cockatiel';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -34,10 +35,19 @@ export function createRedis(url: string, onError: (error: Error) => void): Redis
   return redis;
 }
 
-/** Closes gracefully when connected (pending replies arrive), at once when Redis is away. */
+// How long a closing connection waits for Redis to answer QUIT (and the replies before it).
+const QUIT_MS = 1_000;
+
+/**
+ * Closes gracefully when connected (pending replies arrive), at once when Redis is away. A Redis that is
+ * frozen (stopped, or behind a partition that drops packets) never answers QUIT: its connection is dropped
+ * after QUIT_MS all the same, or a shutdown would wait on it for ever.
+ */
 export async function closeRedis(redis: Redis): Promise<void> {
-  if (redis.status !== 'ready') return void redis.disconnect();
-  await redis.quit().catch(() => redis.disconnect());
+  if (redis.status === 'ready') {
+    await Promise.race([redis.quit().catch(() => undefined), sleep(QUIT_MS, undefined, { ref: false })]);
+  }
+  redis.disconnect();
 }
 
 /** Wraps `report` so it is told at most once per `intervalMs`: Redis being away fails every command. */

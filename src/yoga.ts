@@ -52,6 +52,11 @@ export function createYogaServer(
       ...(parts.responses ? [parts.responses] : []),
       ...(graphiql ? [graphiql.plugin] : []),
       useRefusalMessages(),
+      // `Connection` is node:http's to set (hop by hop): Yoga's streamed answers said keep-alive over a shutdown's close.
+      {
+        onResponse: ({ response }) =>
+          void (response.headers.has('connection') && response.headers.delete('connection')),
+      },
     ],
     parserAndValidationCache: documentCaches(),
     maskedErrors: { maskError },

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -33,6 +34,9 @@ export interface ObservabilityOptions {
 }
 
 // What a failing Redis store's warn line says it does instead.
+// How long the spans still waiting in the batch may take to leave at shutdown.
+const FLUSH_MS = 2_000;
+
 const redisFallbacks = {
   cache: 'Response cache failed; answering from the upstream',
   apq: 'APQ document store failed; answering as a miss',
@@ -101,6 +105,13 @@ export function createObservability({
       const warn = throttled((error: Error) => logger?.warn({ err: error.message }, redisFallbacks[store]), 10_000);
       return (error) => (metrics.redisFailures.inc({ store }), warn(error));
     },
-    close: async () => void (await provider?.shutdown()),
+    // Spans not yet exported get FLUSH_MS at shutdown; a collector that is down or silent costs one warn line.
+    close: async () => {
+      if (!provider) return;
+      const flushed = provider.shutdown().catch((error: Error) => {
+        logger?.warn({ err: error.message }, 'Spans were left unexported at shutdown');
+      });
+      await Promise.race([flushed, sleep(FLUSH_MS, undefined, { ref: false })]);
+    },
   };
 }

@@ -164,7 +164,9 @@ export function createPimClient({
     partition: credentialKey,
     close: async () => {
       breaker.close();
-      await Promise.all([agent.close(), cache?.close(), stale?.close()]);
+      // Destroyed, not closed: the server has drained its requests by now, and what is left (a background
+      // refresh, a probe) must not hold the exit for its whole PIM_TIMEOUT_MS.
+      await Promise.all([agent.destroy(), cache?.close(), stale?.close()]);
     },
     status: breaker.status,
     probe: () => sendProbe(get, READINESS_PROBE, false),
