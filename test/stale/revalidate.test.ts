@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { closedAfterEach, type Facade } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
 
 const SLOW_MS = 3_000;
@@ -121,4 +122,39 @@ describe('a request that joins a background refresh', () => {
     // Since the PIM hung: the refresh's one call, which the late request joined rather than a call of its own.
     expect(upstream.requests).toHaveLength(1);
   }, 15_000);
+});
+
+// RFC 9111 §4.2.4 and §5.2.2.2: once stale, such an answer is not used without the PIM's word, unless the PIM
+// itself allows it (its own stale-if-error or stale-while-revalidate, RFC 5861).
+describe('an answer the PIM marked must-revalidate', () => {
+  const { start } = closedAfterEach();
+  const mustRevalidate = { 'cache-control': 'max-age=1, must-revalidate' };
+
+  it('is not served stale while it is refreshed, whatever PIM_STALE_WHILE_REVALIDATE_MS says', async () => {
+    const { upstream, facade } = await start(answer('v1', mustRevalidate), { PIM_STALE_WHILE_REVALIDATE_MS: '60000' });
+    await facade.post(query, {}, headers);
+    upstream.respond(answer('v2', mustRevalidate));
+    await sleep(2_100);
+    const after = await facade.post(query, {}, headers);
+    expect(after.body.extensions?.stale).toBeUndefined();
+    expect(after.body.data.products.data[0].version).toBe('v2');
+  });
+
+  it('does not stand in for a failed call, unless the PIM sent its own stale-if-error', async () => {
+    const { upstream, facade } = await start(answer('v1', mustRevalidate), { PIM_RETRIES: '0' });
+    await facade.post(query, {}, headers);
+    upstream.respond(faults.status(503));
+    await sleep(2_100);
+    const after = await facade.post(query, {}, headers);
+    expect(after.body.extensions?.stale).toBeUndefined();
+    expect(after.body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+
+    const allowed = { 'cache-control': 'max-age=1, must-revalidate, stale-if-error=60' };
+    upstream.respond(answer('v1', allowed));
+    const other = '{ products: catalogProducts(catalogId: "C2") }';
+    await facade.post(other, {}, headers);
+    upstream.respond(faults.status(503));
+    await sleep(2_100);
+    expect((await facade.post(other, {}, headers)).body.extensions.stale[0].reason).toBe('UPSTREAM_ERROR');
+  });
 });

@@ -40,6 +40,7 @@ export function staleHintsOf(cacheControl: HeaderValue): StaleHints {
     noStore: directives.has('no-store'),
     noCache: directives.has('no-cache'),
     explicit: directives.has('max-age') || directives.has('s-maxage'),
+    mustRevalidate: directives.has('must-revalidate') || directives.has('proxy-revalidate'),
     staleWhileRevalidateS: seconds(directives.get('stale-while-revalidate')),
     staleIfErrorS: seconds(directives.get('stale-if-error')),
   };

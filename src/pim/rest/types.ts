@@ -19,6 +19,8 @@ export interface StaleHints {
   noCache: boolean;
   /** It names its own lifetime (`max-age`, `s-maxage`), so no default TTL applies. */
   explicit: boolean;
+  /** `must-revalidate` (or `proxy-revalidate`): once stale, never used without the upstream's word, unless it says otherwise. */
+  mustRevalidate: boolean;
   staleWhileRevalidateS: number | undefined;
   staleIfErrorS: number | undefined;
 }

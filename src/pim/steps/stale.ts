@@ -131,14 +131,21 @@ function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, option
   const leftMs = own ? freshness.maxAgeS * 1_000 : options.defaultTtlMs;
   const lifetimeMs = (own ? (ageS ?? 0) * 1_000 : 0) + leftMs - Math.min(1_000, leftMs / 2);
   const freshUntil = storedAt + Math.max(0, lifetimeMs);
-  // The upstream's own directives are in seconds, as HTTP writes them.
+  // The upstream's own directives are in seconds, as HTTP writes them. `must-revalidate` forbids what the settings
+  // would allow (RFC 9111 §4.2.4), not what the upstream's own stale-* directives allow in the same answer.
   const whileRevalidateMs = hints.noCache
     ? 0
     : hints.staleWhileRevalidateS !== undefined
       ? hints.staleWhileRevalidateS * 1_000
-      : options.staleWhileRevalidateMs;
+      : hints.mustRevalidate
+        ? 0
+        : options.staleWhileRevalidateMs;
   const ifErrorUntil =
-    hints.staleIfErrorS !== undefined ? freshUntil + hints.staleIfErrorS * 1_000 : storedAt + options.staleIfErrorMs;
+    hints.staleIfErrorS !== undefined
+      ? freshUntil + hints.staleIfErrorS * 1_000
+      : hints.mustRevalidate
+        ? 0
+        : storedAt + options.staleIfErrorMs;
   return {
     text,
     storedAt,
