@@ -7,9 +7,15 @@ const headersByCatalog: Record<string, Record<string, string>> = {
   BARE: {},
   SPLIT: { 'cache-control': 's-maxage=300, max-age=10' },
 };
+// A lifetime stated by Expires alone (RFC 9111 §5.3): an hour from the answer's Date.
+const expiresInAnHour = () => {
+  const now = Date.now();
+  return { date: new Date(now).toUTCString(), expires: new Date(now + 3_600_000).toUTCString() };
+};
 function answer(req: IncomingMessage, res: ServerResponse) {
   const id = /catalogs\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
-  res.writeHead(200, { 'content-type': 'application/json', ...headersByCatalog[id] });
+  const headers = id === 'EXPIRES' ? expiresInAnHour() : headersByCatalog[id];
+  res.writeHead(200, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url }] }));
 }
 
@@ -33,6 +39,16 @@ describe('Cache-Control of answers served again from the façade’s upstream ca
   it('stays no-store for an upstream answer without caching headers, however long PIM_CACHE_TTL_MS keeps it', async () => {
     expect(await threeTimes('BARE')).toEqual(['no-store', 'no-store', 'no-store']);
     expect(fixture.upstream.requests).toHaveLength(1);
+  });
+
+  it('counts a lifetime the upstream stated with Expires alone, as the upstream cache itself does', async () => {
+    const answers = await threeTimes('EXPIRES');
+    expect(fixture.upstream.requests).toHaveLength(1);
+    for (const cacheControl of answers) {
+      expect(cacheControl).toMatch(/^public, max-age=\d+, s-maxage=\d+$/);
+      expect(lifetime(cacheControl, 'max-age')).toBeGreaterThanOrEqual(3_590);
+      expect(lifetime(cacheControl, 'max-age')).toBeLessThanOrEqual(3_600);
+    }
   });
 
   it('keeps the browser lifetime (max-age) apart from the shared one (s-maxage) on every hit', async () => {

@@ -53,7 +53,7 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       if (bytes <= 0 || bytes > maxBytes) return;
       const at = Date.now();
       // The Age undici's cache puts on the response it serves from this entry.
-      const freshness = freshnessOf(headers['cache-control'], String(Math.round((at - cachedAt) / 1000)));
+      const freshness = freshnessOf(headers, String(Math.round((at - cachedAt) / 1000)));
       answers.set(key, { staleAt, vary, freshness, at }, { size: bytes, ttl: ttlUntil(staleAt) });
     },
     lookup(key, headers) {

@@ -44,7 +44,7 @@ export async function readAnswer(
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
   }
-  const { 'cache-control': cacheControl, age, vary } = headers;
+  const { 'cache-control': cacheControl, age, vary, expires } = headers;
   // An answer no later request matches (`Vary: *`, RFC 9111 §4.1) is never reused, nor kept to be served stale.
   const reusable = !varyAll(vary);
   const ageS = seconds(age === undefined ? undefined : String(age));
@@ -52,8 +52,8 @@ export async function readAnswer(
     body,
     size: sentSize(text),
     weight: weightOf(text.length, containers),
-    freshness: reusable ? freshnessOf(cacheControl, age) : NOT_FRESH,
-    kept: reusable ? { text, hints: staleHintsOf(cacheControl), ageS } : undefined,
+    freshness: reusable ? freshnessOf(headers, age) : NOT_FRESH,
+    kept: reusable ? { text, hints: staleHintsOf(cacheControl, expires), ageS } : undefined,
   };
 }
 

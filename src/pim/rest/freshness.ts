@@ -6,14 +6,17 @@ type HeaderValue = string | string[] | undefined;
 export const NOT_FRESH: Freshness = { maxAgeS: 0, sharedMaxAgeS: 0, shared: false };
 
 /**
- * Reads an upstream response's freshness from its `cache-control` and `age` headers (undici's
- * cache sets `age` on the answers it serves), as RFC 9111 computes a response's remaining lifetime,
- * for a browser (`max-age`) and for a shared cache (`s-maxage`, else `max-age`) apart.
+ * Reads an upstream response's freshness from its `cache-control`, `expires` and `date` headers and its
+ * `age` (undici's cache sets it on the answers it serves), as RFC 9111 computes a response's remaining
+ * lifetime, for a browser (`max-age`, else `Expires`) and for a shared cache (`s-maxage` first) apart.
  */
-export function freshnessOf(cacheControl: HeaderValue, age: HeaderValue): Freshness {
-  const directives = parseDirectives(String(cacheControl ?? ''));
+export function freshnessOf(
+  headers: { 'cache-control'?: HeaderValue; expires?: HeaderValue; date?: HeaderValue },
+  age: HeaderValue,
+): Freshness {
+  const directives = parseDirectives(String(headers['cache-control'] ?? ''));
   if (directives.has('no-store') || directives.has('no-cache')) return NOT_FRESH;
-  const maxAge = seconds(directives.get('max-age'));
+  const maxAge = seconds(directives.get('max-age')) ?? expiresIn(headers.expires, headers.date);
   const sharedMaxAge = seconds(directives.get('s-maxage')) ?? maxAge;
   const shared = !directives.has('private') && sharedMaxAge !== undefined;
   const left = (lifetime: number | undefined) => Math.max(0, (lifetime ?? 0) - (seconds(String(age ?? '')) ?? 0));
@@ -33,13 +36,25 @@ export function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: n
 export const asksPastCache = (headers: Readonly<Record<string, string>>) =>
   /\bno-cache\b/i.test(headers['cache-control'] ?? '');
 
+/**
+ * The lifetime `Expires` gives, counted from the response's `Date` (RFC 9111 §4.2.1): seconds, 0 for a date
+ * that is no date (§5.3: already expired), undefined without the header.
+ */
+function expiresIn(expires: HeaderValue, date: HeaderValue): number | undefined {
+  if (expires === undefined) return undefined;
+  const at = Date.parse(String(expires));
+  const from = date === undefined ? Date.now() : Date.parse(String(date));
+  if (Number.isNaN(at) || Number.isNaN(from)) return 0;
+  return Math.min(Math.max(0, Math.floor((at - from) / 1000)), MAX_SECONDS);
+}
+
 /** Reads the {@link StaleHints} of one upstream response. */
-export function staleHintsOf(cacheControl: HeaderValue): StaleHints {
+export function staleHintsOf(cacheControl: HeaderValue, expires?: HeaderValue): StaleHints {
   const directives = parseDirectives(String(cacheControl ?? ''));
   return {
     noStore: directives.has('no-store'),
     noCache: directives.has('no-cache'),
-    explicit: directives.has('max-age') || directives.has('s-maxage'),
+    explicit: directives.has('max-age') || directives.has('s-maxage') || expires !== undefined,
     mustRevalidate: directives.has('must-revalidate') || directives.has('proxy-revalidate'),
     staleWhileRevalidateS: seconds(directives.get('stale-while-revalidate')),
     staleIfErrorS: seconds(directives.get('stale-if-error')),
