@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Facade } from '../helpers/facade.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { faults, startUpstream } from '../helpers/upstream.ts';
+import { MAX_INVALIDATED_TAGS } from '../../src/pim/cache/invalidations.ts';
 import { answerFor } from './reads.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
@@ -95,5 +96,28 @@ describe('REDIS_URL: two instances share last-known-good answers and invalidatio
     );
     expect(kept.body.data.products.data[0]).toMatchObject({ key: 'B', version: 'v2' });
     expect(kept.body.extensions.stale[0].reason).toBe('UPSTREAM_ERROR');
+  });
+
+  // Every replica reads the whole record each second: grown by every id a publish hook ever sent, it took longer
+  // than REDIS_TIMEOUT_MS to read, and invalidations stopped reaching the other replicas.
+  it('keeps the record of invalidations bounded, folding it into one of everything', async () => {
+    const { redis, upstream, replicas } = fleet;
+    const [first, second] = [replicas[0]!, replicas[1]!];
+    upstream.respond(answer('v1'));
+    await first.post(products('T9'), {}, A);
+    await until(
+      () => second.post(products('T9'), {}, A),
+      () => upstream.requests.length === 1,
+    );
+    for (let i = 0; i <= MAX_INVALIDATED_TAGS; i++) {
+      expect((await invalidate(first, { catalogId: `GONE-${i}` })).status).toBe(200);
+    }
+    expect(await redis.client.hlen('pim-graphql:invalidated')).toBeLessThanOrEqual(MAX_INVALIDATED_TAGS);
+    // Folded, the record ends the freshness of everything stored before it, T9 too, on the other replica.
+    upstream.respond(answer('v2'));
+    await until(
+      () => second.post(products('T9'), {}, A),
+      ({ body }) => body.data.products.data[0].version === 'v2',
+    );
   });
 });

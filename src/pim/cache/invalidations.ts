@@ -7,6 +7,25 @@ export const ALL = 'all';
 // One hash for the fleet: field = tag, value = epoch ms of its latest invalidation.
 const HASH = 'invalidated';
 
+/**
+ * Tags the record holds at most. Past it, the record becomes one invalidation of everything at the latest time:
+ * safe (all answers stored before then go, which each tag's entry would only have done in part), and every
+ * replica reads the whole record each poll, which at 100,000 tags took longer than REDIS_TIMEOUT_MS.
+ */
+export const MAX_INVALIDATED_TAGS = 1_000;
+
+// Sets the tag's time, then folds the record into ALL when it has grown past its bound. KEYS: the hash;
+// ARGV: tag, epoch ms, most tags.
+const recordScript = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[3]) then
+  local latest = 0
+  for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do latest = math.max(latest, tonumber(ms)) end
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], '${ALL}', latest)
+end
+`;
+
 export interface InvalidationsOptions {
   /** Shared with the other instances; absent, invalidations stay in this process. */
   shared: SharedRedis | undefined;
@@ -36,8 +55,15 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
   const note = (tag: string, ms: number) => {
     if ((at.get(tag) ?? 0) >= ms) return false;
     at.set(tag, ms);
+    // The same fold as the fleet's record: everything stored before the latest invalidation goes.
+    if (at.size > MAX_INVALIDATED_TAGS) {
+      const latest = Math.max(...at.values());
+      at.clear();
+      at.set(ALL, latest);
+    }
     return true;
   };
+  shared?.redis.defineCommand('recordInvalidation', { numberOfKeys: 1, lua: recordScript });
   const poll = async () => {
     const record = await shared!.within(() => shared!.redis.hgetall(HASH)).catch((error: Error) => void onError(error));
     let changed = false;
@@ -55,7 +81,11 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
       const now = Date.now();
       note(tag, now);
       onChange();
-      if (shared) await shared.within(() => shared.redis.hset(HASH, tag, String(now)));
+      if (!shared) return;
+      const redis = shared.redis as typeof shared.redis & {
+        recordInvalidation(...args: Array<string | number>): Promise<unknown>;
+      };
+      await shared.within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS));
     },
     since(path) {
       if (at.size === 0) return 0;
