@@ -8,7 +8,7 @@ import { documentCaches } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits, useNoStreamsInBatch } from './plugins/limits.ts';
-import { useRefusalMessages } from './plugins/refusal-messages.ts';
+import { MAX_BATCH_OPERATIONS, useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
 
@@ -60,7 +60,7 @@ export function createYogaServer(
     ],
     parserAndValidationCache: documentCaches(),
     maskedErrors: { maskError },
-    batching: config.batching ? { limit: 10 } : false,
+    batching: config.batching ? { limit: MAX_BATCH_OPERATIONS } : false,
     cors: corsFor(config.corsOrigins),
     ...(graphiql ? { graphiql: graphiqlOptions, renderGraphiQL: graphiql.render } : { graphiql: false }),
     landingPage: false,

@@ -2,6 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { refusalBody } from '../errors.ts';
 
+/** Operations one batch may hold (GRAPHQL_BATCHING): Yoga refuses more with a 413. */
+export const MAX_BATCH_OPERATIONS = 10;
+
 // A batch (GRAPHQL_BATCHING) of no operation is a malformed request, which Yoga answered `200 []`.
 const batchCheck = {
   onRequestParseDone({ requestParserResult }: { requestParserResult: unknown }) {
@@ -41,9 +44,10 @@ export function useRefusalMessages(): Plugin {
       });
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
-      // Yoga's 405s have a body, with the code BAD_REQUEST: they get the status's own, as every refusal has.
+      // Yoga's 405s and its 413 of a batch too long have a body, with the code BAD_REQUEST: they get the status's
+      // own, as every refusal has.
       const bare = response.status >= 400 && response.body === null && !response.headers.has('content-type');
-      if (!bare && response.status !== 405) return;
+      if (!bare && response.status !== 405 && response.status !== 413) return;
       const message = messageFor(response, request, endpoint);
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
@@ -59,6 +63,8 @@ function messageFor(response: Response, { method, headers: request }: Request, e
   switch (response.status) {
     case 404:
       return `Nothing is served here; GraphQL is at ${endpoint}`;
+    case 413:
+      return `A batch holds at most ${MAX_BATCH_OPERATIONS} operations; send the others in another request`;
     case 405:
       return method === 'GET'
         ? 'A mutation is sent with POST; GET serves queries only'

@@ -198,7 +198,7 @@ const rows: Row[] = [
     'batch of 11 operations (limit 10)',
     () => postJson(JSON.stringify(Array(11).fill({ query: '{ catalogProducts(catalogId: "a") }' }))),
     413,
-    'BAD_REQUEST',
+    'REQUEST_TOO_LARGE',
     0,
   ],
   // Answered `200 []` before: a request of no operation is a malformed one.
