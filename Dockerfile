@@ -31,9 +31,9 @@ RUN --mount=type=secret,id=npm-ca \
 
 FROM ${NODE_BASE}
 # Heap sizes and glibc arenas measured by `npm run bench` and `npm run bench:rss` (bench/README.md): at
-# 200 connections RSS peaks at 225-232 MiB on distinct ids, 233-280 MiB on the browsing mix. The caches,
-# the upstream bytes held at once and the log lines a stalled stdout leaves waiting fill at most half the
-# old space (32 + 32 + 16 + 16 + 8 MiB) with REDIS_URL, as the Deployment runs it; without, the HTTP cache
+# 200 connections RSS peaks at 225-232 MiB on distinct ids, 233-280 MiB on the browsing mix. The caches, the
+# upstream bytes held at once, the parsed documents and the log lines a stalled stdout leaves waiting fill at most
+# half the old space (32 + 32 + 16 + 16 + 16 + 8 MiB) with REDIS_URL, as the Deployment runs it; without, the HTTP cache
 # keeps a second in-process copy (32 MiB more). The memory limit is in deploy/kubernetes/deployment.yaml
 # (docs/deploying.md).
 ENV NODE_ENV=production \
