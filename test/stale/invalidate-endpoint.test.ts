@@ -89,6 +89,72 @@ describe('POST /cache/invalidate', () => {
       expect(version(next)).toBe('v2');
       expect(upstream.requests).toHaveLength(2);
     });
+
+    // A PIM whose call number `slow` takes 1.5 s, the others none; `published` is what it reads on arrival.
+    const pimWith = (slow: number, cacheControl = 'max-age=300') => {
+      const pim = { published: 'v1', calls: 0, slowAnswered: false, handler: undefined as unknown as UpstreamHandler };
+      pim.handler = (req, res) => {
+        const [call, read] = [pim.calls++, pim.published];
+        const answer = () => {
+          res.setHeader('cache-control', cacheControl);
+          answerFor(read)(req, res);
+          if (call === slow) pim.slowAnswered = true;
+        };
+        const timer = setTimeout(answer, call === slow ? 1_500 : 0);
+        res.once('close', () => clearTimeout(timer));
+      };
+      return pim;
+    };
+    const purge = (origin: string) => post(origin, '{"catalogId":"MASTER"}', `Bearer ${TOKEN}`);
+    const url = (document: string) => `/graphql?query=${encodeURIComponent(document)}`;
+    // The same upstream call from another document: the cache of results does not answer it.
+    const again = url('{ products: catalogProducts(catalogId: "MASTER") again: catalogProducts(catalogId: "MASTER") }');
+
+    it('an answer read before the purge and arriving after a later call’s is not stored fresh', async () => {
+      const pim = pimWith(0);
+      const { upstream, facade } = await servers.start(pim.handler, { CACHE_ADMIN_TOKEN: TOKEN });
+      const before = facade.get(url(query));
+      await vi.waitFor(() => expect(upstream.requests).toHaveLength(1));
+      pim.published = 'v2';
+      expect((await purge(facade.origin)).status).toBe(200);
+      expect(version(await facade.get(url(query)))).toBe('v2');
+      expect(version(await before)).toBe('v1');
+      expect(version(await facade.get(again))).toBe('v2');
+    });
+
+    it('a refill sent after one purge and answered after the next is not stored fresh', async () => {
+      const pim = pimWith(1);
+      const { upstream, facade } = await servers.start(pim.handler, { CACHE_ADMIN_TOKEN: TOKEN });
+      expect(version(await facade.get(url(query)))).toBe('v1');
+      pim.published = 'v2';
+      expect((await purge(facade.origin)).status).toBe(200);
+      const refill = facade.get(url(query));
+      await vi.waitFor(() => expect(upstream.requests).toHaveLength(2));
+      pim.published = 'v3';
+      expect((await purge(facade.origin)).status).toBe(200);
+      expect(version(await refill)).toBe('v2');
+      expect(version(await facade.get(again))).toBe('v3');
+    });
+
+    it('a background refresh read before the purge is not served while revalidating after it', async () => {
+      const pim = pimWith(1, 'max-age=1');
+      const env = { CACHE_ADMIN_TOKEN: TOKEN, PIM_STALE_WHILE_REVALIDATE_MS: '60000' };
+      const { upstream, facade } = await servers.start(pim.handler, env);
+      expect(version(await facade.get(url(query)))).toBe('v1');
+      // Past its second of freshness: served stale while one refresh goes out, and reads v1.
+      await vi.waitFor(async () => expect((await facade.get(again)).body.extensions?.stale).toBeDefined(), {
+        timeout: 5_000,
+        interval: 200,
+      });
+      await vi.waitFor(() => expect(upstream.requests).toHaveLength(2));
+      pim.published = 'v2';
+      expect((await purge(facade.origin)).status).toBe(200);
+      // The refresh lands with v1 (kept as last-known-good); whatever is asked after the purge gets v2, from the PIM.
+      await vi.waitFor(() => expect(pim.slowAnswered).toBe(true), { timeout: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const after = await facade.get(url('{ third: catalogProducts(catalogId: "MASTER") }'));
+      expect([after.body.data.third.data[0].version, after.body.extensions?.stale]).toEqual(['v2', undefined]);
+    });
   });
 
   it('refuses a wrong or missing token with 401 and a bad body with 400, changing nothing', async () => {

@@ -157,4 +157,17 @@ describe('an answer the PIM marked must-revalidate', () => {
     await sleep(2_100);
     expect((await facade.post(other, {}, headers)).body.extensions.stale[0].reason).toBe('UPSTREAM_ERROR');
   });
+
+  it('ends the older copy an earlier answer left, which may not stand in for it either', async () => {
+    const { upstream, facade } = await start(answer('v1', { 'cache-control': 'max-age=1' }), { PIM_RETRIES: '0' });
+    await facade.post(query, {}, headers);
+    await sleep(1_200);
+    upstream.respond(answer('v2', mustRevalidate));
+    expect((await facade.post(query, {}, headers)).body.data.products.data[0].version).toBe('v2');
+    upstream.respond(faults.status(503));
+    await sleep(1_200);
+    const after = await facade.post(query, {}, headers);
+    expect(after.body.extensions?.stale).toBeUndefined();
+    expect(after.body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
 });

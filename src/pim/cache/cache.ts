@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
 import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
@@ -62,10 +61,10 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
     ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
     : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });
   const answers = createAnswerStore({ maxBytes });
-  // When the calls a lookup lets out (a miss, a revalidation) went, by key, the earliest first: an answer to a
-  // call sent before an invalidation of its path is not stored, though it arrives after. Each ends with its
-  // answer (remember); bounded, so one that failed, or was evicted, only stores what it would have refused.
-  const sentAt = new LRUCache<string, number>({ max: MAX_CALLS_OUT, ttl: CALL_OUT_MS });
+  // When each call that looked its key up went out: an answer to a call sent before an invalidation of its path is
+  // not stored, though it arrives after. undici hands one call's lookup and the write of its answer (and the
+  // lookup again after a 304) the same key object, so the mark is the call's own and goes with it.
+  const sentAt = new WeakMap<CacheKey, number>();
   const interceptor = interceptors.cache({
     store: partitionByCredential(inner, credentialKey, answers, options.invalidatedSince, sentAt),
     methods: ['GET'],
@@ -80,11 +79,7 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   return {
     interceptor,
     lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers),
-    remember(path, partition, headers, answer) {
-      const key = answerKey(path, partition);
-      sentAt.delete(key);
-      answers.remember(key, headers, answer);
-    },
+    remember: (path, partition, headers, answer) => answers.remember(answerKey(path, partition), headers, answer),
     forgetAnswers: () => answers.clear(),
     close: async () => void (redis && (await closeRedis(redis))),
   };
@@ -98,18 +93,12 @@ function partitionByCredential(
   credentialKey: HttpCacheOptions['credentialKey'],
   answers: AnswerStore,
   invalidatedSince: HttpCacheOptions['invalidatedSince'],
-  sentAt: LRUCache<string, number>,
+  sentAt: WeakMap<CacheKey, number>,
 ): CacheStore {
   const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
   const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });
   const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
-  const sending = (key: CacheKey, of: string, stored: GetResult | undefined) => {
-    if (stored && stored.staleAt > Date.now()) return;
-    const at = answerKey(key, of);
-    if (!sentAt.has(at)) sentAt.set(at, Date.now());
-  };
   const found = (key: CacheKey, of: string, stored: GetResult | undefined) => {
-    sending(key, of, stored);
     if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
     const result = withoutStaleDirectives(stored);
     const bytes = byteLength(result.body);
@@ -119,6 +108,7 @@ function partitionByCredential(
   return {
     // Synchronous over the in-memory store: undici then goes on without a promise for each call.
     get(key) {
+      if (!sentAt.has(key)) sentAt.set(key, Date.now());
       const of = partition(key);
       const stored = store.get(privateKey(key, of));
       return stored instanceof Promise ? stored.then((value) => found(key, of, value)) : found(key, of, stored);
@@ -127,9 +117,7 @@ function partitionByCredential(
     // here) is not: replayed, it would outlast the outage and count as a fault of an upstream never called.
     createWriteStream(key, value) {
       const of = partition(key);
-      const at = answerKey(key, of);
-      const sent = sentAt.get(at);
-      sentAt.delete(at);
+      const sent = sentAt.get(key);
       if (!kept(value.statusCode) || (sent !== undefined && invalidatedSince(key.path) >= sent)) return undefined;
       return store.createWriteStream(privateKey(key, of), value);
     },
@@ -139,11 +127,6 @@ function partitionByCredential(
     },
   };
 }
-
-// Calls out at once whose sending times are kept (queued ones included), and for how long: longer than a call can
-// be (a background refresh's two PIM_TIMEOUT_MS, by default).
-const MAX_CALLS_OUT = 4_096;
-const CALL_OUT_MS = 120_000;
 
 // Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
 const kept = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500 && status !== 429);

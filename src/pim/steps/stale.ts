@@ -56,14 +56,20 @@ export function createStaleLayer(options: StaleOptions): Layer {
   const { store, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    const keep = (key: string, answer: Answer, always = false) => {
+    const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
       if (!kept || kept.hints.noStore) return;
       const entry = keptEntry(kept, answer.freshness, options);
+      // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
+      // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
+      if (invalidatedSince(path) >= sentAt) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
       const held = store.peek(key);
       // Served again from the HTTP cache (same production time): the kept copy is already this one.
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000) return;
       if (entry.errorUntil > entry.freshUntil || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
+      // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
+      // must not stand in for it.
+      else if (held || kept.hints.mustRevalidate) store.forget(key);
     };
     // The refresh is the credential's own call through the same queue and breaker; no client waits on it.
     const refresh = (
@@ -74,9 +80,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (refreshing.has(key)) return;
       refreshing.add(key);
       const bytes = options.openBytes(queueKey ?? partition);
-      next(request, { headers, queueKey, partition, bytes, deadline: Date.now() + options.refreshBudgetMs })
+      const sentAt = Date.now();
+      next(request, { headers, queueKey, partition, bytes, deadline: sentAt + options.refreshBudgetMs })
         .then(
-          (answer) => (keep(key, answer, true), onOutcome?.('revalidated')),
+          (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
           (error: unknown) => void (endsKeptCopy(error) && store.forget(key)),
         )
         .finally(() => (bytes.release(), refreshing.delete(key)));
@@ -100,7 +107,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       try {
         const sentAt = Date.now();
         const answer = await next(request, call);
-        if (!own) keep(key, answer);
+        if (!own) keep(key, request.path, sentAt, answer);
         onOutcome?.(answer.cached ? 'hit' : 'miss');
         // Read before an invalidation of its path that came while it was out: what the purge ended, not fresh.
         const freshness = invalidatedSince(request.path) >= sentAt ? NOT_FRESH : answer.freshness;
