@@ -108,10 +108,14 @@ export function createObservability({
     // Spans not yet exported get FLUSH_MS at shutdown; a collector that is down or silent costs one warn line.
     close: async () => {
       if (!provider) return;
-      const flushed = provider.shutdown().catch((error: Error) => {
-        logger?.warn({ err: error.message }, 'Spans were left unexported at shutdown');
-      });
-      await Promise.race([flushed, sleep(FLUSH_MS, undefined, { ref: false })]);
+      const unsent = (reason: string) => logger?.warn({ err: reason }, 'Spans were left unexported at shutdown');
+      const flushed = provider.shutdown().then(
+        () => true,
+        (error: Error) => (unsent(error.message), true),
+      );
+      if (!(await Promise.race([flushed, sleep(FLUSH_MS, false, { ref: false })]))) {
+        unsent(`the collector did not answer within ${FLUSH_MS} ms`);
+      }
     },
   };
 }

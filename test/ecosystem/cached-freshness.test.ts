@@ -6,6 +6,8 @@ import { useFacade } from '../helpers/facade.ts';
 const headersByCatalog: Record<string, Record<string, string>> = {
   BARE: {},
   SPLIT: { 'cache-control': 's-maxage=300, max-age=10' },
+  // Not an HTTP-date: already expired (RFC 9111 §5.3), though Date.parse reads the year 3600 in it.
+  NOTADATE: { expires: '3600' },
 };
 // A lifetime stated by Expires alone (RFC 9111 §5.3): an hour from the answer's Date.
 const expiresInAnHour = () => {
@@ -49,6 +51,10 @@ describe('Cache-Control of answers served again from the façade’s upstream ca
       expect(lifetime(cacheControl, 'max-age')).toBeGreaterThanOrEqual(3_590);
       expect(lifetime(cacheControl, 'max-age')).toBeLessThanOrEqual(3_600);
     }
+  });
+
+  it('takes an Expires that is no HTTP-date for already expired', async () => {
+    expect(await threeTimes('NOTADATE')).toEqual(['no-store', 'no-store', 'no-store']);
   });
 
   it('keeps the browser lifetime (max-age) apart from the shared one (s-maxage) on every hit', async () => {

@@ -21,7 +21,7 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[3]) then
   local latest = 0
   for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do latest = math.max(latest, tonumber(ms)) end
-  redis.call('DEL', KEYS[1])
+  redis.call('UNLINK', KEYS[1])
   redis.call('HSET', KEYS[1], '${ALL}', latest)
 end
 `;
@@ -53,7 +53,9 @@ export interface Invalidations {
 export function createInvalidations({ shared, pollMs, onChange, onError }: InvalidationsOptions): Invalidations {
   const at = new Map<string, number>();
   const note = (tag: string, ms: number) => {
-    if ((at.get(tag) ?? 0) >= ms) return false;
+    // One no later than an invalidation of everything adds nothing (a fold dropped it on purpose): else every poll
+    // of a record another version never folds would refill the map, fold it and flush the caches again.
+    if (Math.max(at.get(tag) ?? 0, at.get(ALL) ?? 0) >= ms) return false;
     at.set(tag, ms);
     // The same fold as the fleet's record: everything stored before the latest invalidation goes.
     if (at.size > MAX_INVALIDATED_TAGS) {

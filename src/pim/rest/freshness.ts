@@ -42,8 +42,8 @@ export const asksPastCache = (headers: Readonly<Record<string, string>>) =>
  */
 function expiresIn(expires: HeaderValue, date: HeaderValue): number | undefined {
   if (expires === undefined) return undefined;
-  const at = Date.parse(String(expires));
-  const from = date === undefined ? Date.now() : Date.parse(String(date));
+  const at = httpDate(expires);
+  const from = date === undefined ? Date.now() : httpDate(date);
   if (Number.isNaN(at) || Number.isNaN(from)) return 0;
   return Math.min(Math.max(0, Math.floor((at - from) / 1000)), MAX_SECONDS);
 }
@@ -88,4 +88,16 @@ const MAX_SECONDS = 2 ** 31;
 export function seconds(value: string | undefined): number | undefined {
   if (value === undefined || !/^\d+$/.test(value)) return undefined;
   return Math.min(Number(value), MAX_SECONDS);
+}
+
+// An HTTP-date (RFC 9110 §5.6.7): IMF-fixdate, or the obsolete RFC 850 and asctime forms, as undici reads them;
+// Date.parse alone takes `3600` for the year 3600 and `12/31/2099` for a date.
+const HTTP_DATE =
+  /^(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})$/;
+
+function httpDate(value: HeaderValue): number {
+  const text = String(value);
+  if (!HTTP_DATE.test(text)) return NaN;
+  // asctime carries no zone: it is GMT.
+  return Date.parse(text.endsWith('GMT') ? text : `${text} GMT`);
 }
