@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { closedAfterEach, type Facade } from '../helpers/facade.ts';
 import { faults } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
@@ -169,5 +169,41 @@ describe('an answer the PIM marked must-revalidate', () => {
     const after = await facade.post(query, {}, headers);
     expect(after.body.extensions?.stale).toBeUndefined();
     expect(after.body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+});
+
+// RFC 9111 §4.3.4: a 304 makes the stored answer fresh again. undici replays it with the Age it had before.
+describe('an answer the PIM confirms with 304', () => {
+  const { start } = closedAfterEach();
+  const TAG = '"v1"';
+  const confirming = (req: IncomingMessage, res: ServerResponse) => {
+    const validators = { 'cache-control': 'max-age=2', etag: TAG };
+    if (req.headers['if-none-match'] === TAG) return void res.writeHead(304, validators).end();
+    for (const [name, value] of Object.entries(validators)) res.setHeader(name, value);
+    answerFor('v1')(req, res);
+  };
+  const url = `/graphql?query=${encodeURIComponent(query)}`;
+  const validatorsSent = (upstream: { requests: Array<{ headers: Record<string, unknown> }> }) =>
+    upstream.requests.map((r) => r.headers['if-none-match']);
+
+  it('goes out fresh, as the PIM just said it is', async () => {
+    const { upstream, facade } = await start(confirming, { PIM_API_KEY: 'key-of-a-123' });
+    expect((await facade.get(url)).headers.get('cache-control')).toBe('public, max-age=2, s-maxage=2');
+    await sleep(2_600);
+    const confirmed = await facade.get(url);
+    expect(validatorsSent(upstream)).toEqual([undefined, TAG]);
+    expect(confirmed.headers.get('cache-control')).toMatch(/^public, max-age=[12], s-maxage=[12]$/);
+  });
+
+  it('is not served stale again once a background refresh had it confirmed', async () => {
+    const env = { PIM_API_KEY: 'key-of-a-123', PIM_STALE_WHILE_REVALIDATE_MS: '60000' };
+    const { upstream, facade } = await start(confirming, env);
+    await facade.get(url);
+    await sleep(2_600);
+    expect((await facade.get(url)).body.extensions.stale[0].reason).toBe('revalidating');
+    await vi.waitFor(() => expect(validatorsSent(upstream)).toEqual([undefined, TAG]));
+    await sleep(200);
+    const other = `/graphql?query=${encodeURIComponent('{ again: catalogProducts(catalogId: "C1") }')}`;
+    expect((await facade.get(other)).body.extensions?.stale).toBeUndefined();
   });
 });

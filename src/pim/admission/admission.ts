@@ -17,8 +17,11 @@ export interface AdmissionDispatchOptions {
   partition?: string | undefined;
   /** Shares of other requests waiting on this call (coalescing): the queue serves it in the best of them. */
   joined?: JoinedShares | undefined;
-  /** Set once the call leaves the queue for the socket: an answer without it came from the HTTP cache. */
-  sent?: { wire: boolean } | undefined;
+  /**
+   * Set once the call leaves the queue for the socket: an answer without it came from the HTTP cache. `confirmed`:
+   * the PIM answered 304, and the HTTP cache replays its stored answer (with the Age it had before).
+   */
+  sent?: { wire: boolean; confirmed?: boolean } | undefined;
 }
 
 export interface AdmissionOptions {
@@ -60,7 +63,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
             left < timeoutMs
               ? budgetSpent()
               : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${timeoutMs} ms`));
-          const timed = timedHandler(handler, Math.min(left, timeoutMs), expiry, release);
+          const timed = timedHandler(handler, Math.min(left, timeoutMs), expiry, release, own.sent);
           if (own.sent) own.sent.wire = true;
           try {
             dispatch(opts, timed);
@@ -110,6 +113,7 @@ function timedHandler(
   timeoutMs: number,
   expiry: () => Error,
   release: Release,
+  sent?: AdmissionDispatchOptions['sent'],
 ): Dispatcher.DispatchHandler & { fail(error: Error): void } {
   let controller: Dispatcher.DispatchController | undefined;
   let expired: Error | undefined;
@@ -141,7 +145,10 @@ function timedHandler(
       if (expired) c.abort(expired);
     },
     onRequestUpgrade: (...args) => handler.onRequestUpgrade?.(...args),
-    onResponseStart: (...args) => handler.onResponseStart?.(...args),
+    onResponseStart(c, statusCode, ...rest) {
+      if (statusCode === 304 && sent) sent.confirmed = true;
+      handler.onResponseStart?.(c, statusCode, ...rest);
+    },
     onResponseData: (...args) => handler.onResponseData?.(...args),
     onResponseEnd(c, trailers) {
       end();

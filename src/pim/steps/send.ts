@@ -24,7 +24,7 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
   ) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
     // The HTTP cache passes the same object on (a revalidation too): admission marks a call it sends.
-    const sent = { wire: false };
+    const sent: NonNullable<AdmissionDispatchOptions['sent']> = { wire: false };
     const admitted: AdmissionDispatchOptions = { deadline, timeoutMs, queueKey, queueShare, partition, joined, sent };
     try {
       const response = await request(checkedUrl(pimRequest.path), {
@@ -35,6 +35,9 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
         signal,
         ...admitted,
       });
+      // Confirmed by a 304, the stored answer is as fresh as the PIM's word (RFC 9111 §4.3.4): undici replays it
+      // with the Age it had before, which would make it stale.
+      if (sent.confirmed) response.headers.age = '0';
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
       return sent.wire ? answer : { ...answer, cached: true };
     } catch (error) {
