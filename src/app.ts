@@ -70,6 +70,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     },
     /** The fair-queue partition of the credential a request's calls carry: the server counts requests by it. */
     credentialOf: (headers: Pick<Headers, 'get'>) => credentials.partition(credentials.headers(headers)),
+    /** Logs and counts a request the server refused before Yoga; returns the id its answer echoes. */
+    refused: observability.refused,
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */
     ready: createReadiness({ ...config.readiness, client }),
     /** Breaker state, read-only. */

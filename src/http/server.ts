@@ -34,6 +34,8 @@ export interface ServedApp {
   yoga(req: IncomingMessage, res: ServerResponse): unknown;
   /** The credential a request is served on (a one-way key): its requests in flight count together. */
   credentialOf?(headers: Pick<Headers, 'get'>): string;
+  /** Told of each request the server refuses itself (logged and counted there): returns the id to echo. */
+  refused?(request: { method: string; path: string; id: string | null }, status: number): string;
   /** True when the app can serve: answers `/readiness`. */
   ready(): Promise<boolean>;
   /** Releases what the app holds; called once the server has closed. */
@@ -84,6 +86,14 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   let closing = false;
   let drained: (() => void) | undefined;
 
+  // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, close = false) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const id = app.refused?.({ method: req.method ?? 'GET', path, id: headersOf(req).get('x-request-id') }, status);
+    if (id !== undefined) res.setHeader('x-request-id', id);
+    send(res, status, refusalBody(status, message), close);
+  };
+
   const server = createHttpServer(
     {
       maxHeaderSize: maxHeaderBytes,
@@ -106,22 +116,22 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (closing) res.setHeader('connection', 'close');
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
       if (!isHost(req.headers.host ?? 'localhost')) {
-        return void refuse(res, 400, messages[400]!, true);
+        return void refuse(req, res, 400, messages[400]!, true);
       }
       // Checked before any route: a body Node would read and throw away is read all the same.
       const refusal = bodyRefusal(req, maxBodyBytes);
-      if (refusal) return void refuse(res, refusal, messages[refusal]!, true);
+      if (refusal) return void refuse(req, res, refusal, messages[refusal]!, true);
       // A request target never carries a fragment (RFC 9112 §3.2); Yoga's URL parser would drop it, so
       // `/metrics#x` would reach the metrics past a proxy's rule on `/metrics`.
-      if (req.url?.includes('#')) return void refuse(res, 400, fragmentMessage, true);
+      if (req.url?.includes('#')) return void refuse(req, res, 400, fragmentMessage, true);
       const path = (req.url ?? '/').split('?')[0]!;
       // Yoga's URL parser resolves `.`, `..` (also as %2e, and after `\`) and empty segments: `/x/../metrics`
       // would reach the metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
-      if (unnormalPath.test(path)) return void refuse(res, 404, messages[404]!, true);
+      if (unnormalPath.test(path)) return void refuse(req, res, 404, messages[404]!, true);
       // The probes read; any other method on them is refused as on the GraphQL endpoint.
       if ((path === '/health' || path === '/readiness') && req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('allow', 'GET, HEAD');
-        return void refuse(res, 405, `${path} answers GET and HEAD`);
+        return void refuse(req, res, 405, `${path} answers GET and HEAD`);
       }
       if (path === '/health') return void send(res, 200, { status: 'ok' });
       if (path === INVALIDATION_PATH && app.invalidation?.port === 'main') return app.invalidation.handle(req, res);
@@ -136,7 +146,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
       if (open.size > maxInFlight || holding >= maxInFlightPerCredential) {
         res.setHeader('retry-after', '1');
-        return void refuse(res, 503, messages[503]!);
+        return void refuse(req, res, 503, messages[503]!);
       }
       if (credential !== undefined) {
         held.set(credential, holding + 1);
@@ -231,6 +241,3 @@ function send(res: ServerResponse, status: number, body: unknown, close = false)
   });
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
 }
-
-const refuse = (res: ServerResponse, status: number, message: string, close = false) =>
-  send(res, status, refusalBody(status, message), close);

@@ -42,6 +42,11 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
       ['operation_type', 'operation_name'],
     ),
     errors: counter('graphql_errors_total', 'Errors in GraphQL responses, by extensions.code.', ['code']),
+    refusals: counter(
+      'http_requests_refused_total',
+      'Requests the HTTP server refused before GraphQL saw them, by status (503: HTTP_MAX_IN_FLIGHT).',
+      ['status'],
+    ),
     clientDisconnects: new Counter({
       name: 'graphql_client_disconnects_total',
       help: 'GraphQL requests whose client went away before their whole answer was sent.',

@@ -10,7 +10,7 @@ import { throttled } from '../redis.ts';
 import type { PimClient } from '../pim/client.ts';
 import { createTelemetry } from '../pim/steps/telemetry.ts';
 import { useMetrics } from './plugins/metrics.ts';
-import { useRequestLog } from './plugins/request-log.ts';
+import { createRefusalLog, type RefusedRequest, useRequestLog } from './plugins/request-log.ts';
 import { useTracing } from './plugins/tracing.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createTracerProvider } from './tracing.ts';
@@ -51,6 +51,8 @@ export interface Observability {
   plugins: Plugin[];
   /** The client's telemetry step (see pim/pipeline.ts): upstream metrics and spans per attempt. */
   telemetry: Layer;
+  /** A request the HTTP server refused before Yoga: logged and counted; returns the id its answer echoes. */
+  refused(request: RefusedRequest, status: number): string;
   /** Called when the per-request DataLoader answers a load from its cache. */
   onDedup(request: PimRequest): void;
   /** The hooks of the client's steps, counted: retries, faults, cache and stale outcomes. */
@@ -80,6 +82,7 @@ export function createObservability({
   });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');
+  const refusalLine = createRefusalLog(logger);
   return {
     metrics,
     scrape: metrics.scrape,
@@ -93,6 +96,7 @@ export function createObservability({
       duration: metrics.upstreamDuration,
       tracer,
     }),
+    refused: (request, status) => (metrics.refusals.inc({ status: String(status) }), refusalLine(request, status)),
     onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
     onRetry: (request) => metrics.retries.inc({ operation: request.operation }),
     onFault: (fault) => metrics.upstreamFaults.inc({ fault }),

@@ -11,25 +11,57 @@ const acceptedId = /^[\w.:-]{1,128}$/;
 /** The request's id: the caller's `x-request-id` when it is a plain token, else a new UUID. */
 export function requestIdOf(request: Request): string {
   let id = ids.get(request);
-  if (id === undefined) {
-    const incoming = request.headers.get('x-request-id');
-    id = incoming !== null && acceptedId.test(incoming) ? incoming : randomUUID();
-    ids.set(request, id);
-  }
+  if (id === undefined) ids.set(request, (id = idFrom(request.headers.get('x-request-id'))));
   return id;
+}
+
+const idFrom = (incoming: string | null) => (incoming !== null && acceptedId.test(incoming) ? incoming : randomUUID());
+
+/** A request the HTTP server refused before Yoga saw it (http/server.ts): what its log line says of it. */
+export interface RefusedRequest {
+  method: string;
+  path: string;
+  /** Its `x-request-id` header. */
+  id: string | null;
+}
+
+/**
+ * The `request completed` line of a request the HTTP server refused at once, as Yoga's requests have it;
+ * returns the id its answer echoes.
+ */
+export function createRefusalLog(logger: Logger | undefined) {
+  const log = logger?.child({}, { redact: [] });
+  return ({ method, path, id }: RefusedRequest, status: number): string => {
+    const reqId = idFrom(id);
+    log?.info({ reqId, method, path: clip(path), operations: [], status, durationMs: 0 }, 'request completed');
+    return reqId;
+  };
+}
+
+/** What the line of one request collects until it is written. */
+interface Entry {
+  at: number;
+  path: string;
+  operations: string[];
+  /** A streamed answer (@defer): its line waits for the last part, with the status kept here meanwhile. */
+  streamed?: true;
+  status?: number;
+  ended?: true;
+  gone?: true;
 }
 
 /**
  * Echoes the request id in the response and, given a logger, writes one JSON line per request:
  * id, method, path, operations, status and duration ("client went away", without a status, when
- * the client disconnected first). A streamed answer (@defer) whose client leaves after its status
- * went out gets that line too, once. Headers are never logged.
+ * the client disconnected first). A streamed answer (@defer) gets its line when the last part is
+ * out, so its duration is the whole answer's; if its client left after the status went out, a
+ * "client went away" line follows. Headers are never logged.
  */
 export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}): Plugin {
-  const started = requestSlot<{ at: number; path: string; operations: string[]; gone?: true }>('request log');
+  const started = requestSlot<Entry>('request log');
   // The line's fields are fixed and carry no header, so redaction (half the cost of a line) is off for it.
   const log = logger?.child({}, { redact: [] });
-  const fieldsOf = (request: Request, entry: { at: number; path: string; operations: string[] }) => ({
+  const fieldsOf = (request: Request, entry: Entry) => ({
     reqId: requestIdOf(request),
     method: request.method,
     path: entry.path,
@@ -43,6 +75,19 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     entry.gone = true;
     log.info(fieldsOf(request, entry), 'client went away');
   };
+  const completed = (request: Request, entry: Entry, status: number) => {
+    const { durationMs, ...fields } = fieldsOf(request, entry);
+    log!.info({ ...fields, status, durationMs }, 'request completed');
+  };
+  // The last part of a stream is out, or its client cancelled it after the status went out.
+  const streamEnded = (request: Request) => {
+    const entry = started.get(request);
+    if (!log || !entry) return;
+    entry.ended = true;
+    if (entry.status === undefined) return;
+    completed(request, entry, entry.status);
+    if (request.signal.aborted) gone(request);
+  };
   return {
     // Yoga has parsed the URL already: its path is taken here rather than parsed again per line.
     onRequest({ request, url }) {
@@ -51,23 +96,33 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     onExecute({ args }) {
       const { type, name } = describeOperation(args.document, args.operationName);
       const { request } = args.contextValue as { request: Request };
-      started.get(request)?.operations.push(`${type} ${clip(name)}`);
+      const entry = started.get(request);
+      entry?.operations.push(`${type} ${clip(name)}`);
       return {
         onExecuteDone: ({ result }) => {
-          if (!isAsyncIterable(result)) return;
-          // Runs when the last part is out, and when the client cancels the stream after its status went out.
-          return { onEnd: () => void (request.signal.aborted && gone(request)) };
+          if (!isAsyncIterable(result) || !entry) return;
+          entry.streamed = true;
+          return { onEnd: () => streamEnded(request) };
         },
       };
     },
     onResponse({ request, response }) {
       response.headers.set('x-request-id', requestIdOf(request));
-      const entry = started.get(request);
-      if (!log || !entry) return;
+      if (!log) return;
+      // None when a plugin before this one answered in its onRequest (a form POST's 415): at once, so now.
+      const entry = started.get(request) ?? {
+        at: performance.now(),
+        path: clip(new URL(request.url).pathname),
+        operations: [],
+      };
       // No status was sent to a client that left first.
       if (request.signal.aborted) return gone(request);
-      const { durationMs, ...fields } = fieldsOf(request, entry);
-      log.info({ ...fields, status: response.status, durationMs }, 'request completed');
+      // A stream still going (not one refused with a 406, which sends no part) is logged at its end.
+      if (entry.streamed && !entry.ended && response.body !== null && response.ok) {
+        entry.status = response.status;
+        return;
+      }
+      completed(request, entry, response.status);
     },
   };
 }
