@@ -15,12 +15,41 @@ const batchCheck = {
   },
 };
 
+// The types Yoga's result processors send, in the order (and the form) its own 406 listed them.
+const SERVED = ['text/event-stream', 'multipart/mixed', 'application/graphql-response+json', 'application/json'];
+const SERVED_LIST = SERVED.join('; charset=utf-8, ');
+
+// Yoga's rules for Accept: wildcards match, a charset other than UTF-8 rules its type out, q-values are not read.
+// Clients send one Accept over and over: the last verdict is kept.
+let lastAccept = '';
+let lastVerdict = true;
+function acceptable(accept: string | null): boolean {
+  if (!accept) return true;
+  if (accept === lastAccept) return lastVerdict;
+  const verdict = accept
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .some((range) => {
+      const [type = '', ...params] = range.split(';');
+      const charset = params.find((param) => param.startsWith('charset='));
+      if (charset !== undefined && charset !== 'charset=utf-8') return false;
+      const [group, name] = type.split('/');
+      return SERVED.some((served) => {
+        const [servedGroup, servedName] = served.split('/');
+        return (group === '*' || group === servedGroup) && (name === '*' || name === servedName);
+      });
+    });
+  [lastAccept, lastVerdict] = [accept, verdict];
+  return verdict;
+}
+
 /**
  * Refuses a GET whose `variables` or `extensions` are not JSON with a 400, as Yoga does a POST body.
  * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
  * other refusal has: 404 for a path that is not the GraphQL endpoint, 406 for an `Accept` no
  * answer can meet, 415 for a POST without a content type Yoga reads, and any other that comes
- * without a body.
+ * without a body. The 406 comes before the request is parsed: the operation never runs.
  */
 export function useRefusalMessages(): Plugin {
   let endpoint = '/graphql';
@@ -28,9 +57,14 @@ export function useRefusalMessages(): Plugin {
     onYogaInit({ yoga }) {
       endpoint = yoga.graphqlEndpoint;
     },
-    // Yoga's GET parser lets JSON.parse throw on `variables` or `extensions`, which it then answers as a 500.
-    onRequestParse({ request, requestParser, setRequestParser }) {
+    onRequestParse({ request, requestParser, setRequestParser, endResponse, fetchAPI }) {
+      // Yoga matches Accept only once the result is there: the operation ran, PIM calls and all, for an answer
+      // nobody could take. Refused here, bare, and given its message below as Yoga's own 406 was.
+      if (!acceptable(request.headers.get('accept'))) {
+        return endResponse(new fetchAPI.Response(null, { status: 406, headers: { accept: SERVED_LIST } }));
+      }
       if (request.method === 'POST') return batchCheck;
+      // Yoga's GET parser lets JSON.parse throw on `variables` or `extensions`, which it then answers as a 500.
       if (request.method !== 'GET' || !requestParser) return;
       setRequestParser((req) => {
         try {

@@ -270,6 +270,38 @@ it('431 for a long GET says to send the query as a POST', async () => {
 });
 
 describe('406', () => {
+  it('is answered before the operation runs: nothing reaches the PIM', async () => {
+    fixture.upstream.reset();
+    for (const accept of ['application/xml', 'application/json; charset=iso-8859-1', 'image/*']) {
+      const refusal = await viaFetch('/graphql', {
+        method: 'POST',
+        headers: { ...json, accept },
+        body: JSON.stringify({ query: '{ catalogProducts(catalogId: "NOT-ACCEPTED") }' }),
+      });
+      expect([accept, refusal.status, refusal.code]).toEqual([accept, 406, 'NOT_ACCEPTABLE']);
+    }
+    expect(fixture.upstream.requests).toHaveLength(0);
+  });
+
+  // What clients send: Yoga's rules (wildcards; a charset other than UTF-8 rules a type out; q-values unread).
+  it.each([
+    '*/*',
+    'application/*',
+    'APPLICATION/JSON',
+    'application/graphql-response+json; charset=utf-8, application/json; q=0.9',
+    'multipart/mixed;deferSpec=20220824, application/json',
+    'text/event-stream',
+    'text/html, */*;q=0.1',
+    '',
+  ])('takes Accept: %s', async (accept) => {
+    const response = await fetch(`${fixture.facade.origin}/graphql`, {
+      method: 'POST',
+      headers: { ...json, accept },
+      body,
+    });
+    expect(response.status).toBe(200);
+  });
+
   it('names the Accept it cannot meet and the types it can send', async () => {
     const refusal = await viaFetch(`/graphql?query=${query}`, { headers: { accept: 'application/xml' } });
     expect(refusal.message).toBe(
