@@ -1,6 +1,6 @@
-import { circuitBreaker, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap } from 'cockatiel';
+import { circuitBreaker, ConsecutiveBreaker, handleWhen, timeout, TimeoutStrategy, wrap } from 'cockatiel';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 
 /**
  * Connection options for a `redis://` or `rediss://` URL (user, password, database number, TLS),
@@ -65,16 +65,20 @@ export function throttled(report: (error: Error) => void, intervalMs: number): (
 const PAUSE_AFTER_FAILURES = 5;
 const PAUSE_MS = 1_000;
 
+// Only a Redis that is away or silent is left alone. One that answers with an error (READONLY after a failover,
+// OOM under noeviction) answers at once: its refused writes must not stop the reads it still serves.
+const awayOrSilent = handleWhen((error) => !(error instanceof (ReplyError as typeof Error)));
+
 /**
  * Bounds the wait for each reply to `ms`: a Redis that is connected but silent (busy, stopped, a
  * partition dropping packets) breaks no connection, so without a bound every caller waits on it.
  * Past the bound the command rejects (a miss, a skipped write); a late reply is ignored. After a few
- * failures in a row commands fail at once for a second, then one is tried again. Only our own
+ * failures in a row (timeouts, lost connections) commands fail at once for a second, then one is tried again. Only our own
  * commands are bound, not ioredis' handshake, so a slow Redis never has its connection dropped.
  */
 export function replyWithin(ms: number): <T>(command: () => Promise<T>) => Promise<T> {
   const policy = wrap(
-    circuitBreaker(handleAll, { halfOpenAfter: PAUSE_MS, breaker: new ConsecutiveBreaker(PAUSE_AFTER_FAILURES) }),
+    circuitBreaker(awayOrSilent, { halfOpenAfter: PAUSE_MS, breaker: new ConsecutiveBreaker(PAUSE_AFTER_FAILURES) }),
     timeout(ms, TimeoutStrategy.Aggressive),
   );
   return (command) => policy.execute(() => command());
