@@ -96,11 +96,15 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
       }
       if (apq) (context as RegistrationContext).apqRegistration = { hash, document: params.query };
     },
-    // Parsed and validated by now: a document that breaks a limit never takes room in the store.
+    // Parsed and validated by now: a document that breaks a limit never takes room in the store. Stored alongside
+    // the operation, not before it: a frozen Redis then costs the request one REDIS_TIMEOUT_MS, not one more per
+    // command; the answer still waits for the write, so the hash alone finds it on the client's next request.
     // Synchronous without a registration: an ordinary request goes on without a promise.
     onExecute({ args }) {
       const registration = (args.contextValue as RegistrationContext).apqRegistration;
-      if (registration && apq) return apq.set(registration.hash, registration.document);
+      if (!registration || !apq) return;
+      const stored = apq.set(registration.hash, registration.document);
+      return { onExecuteDone: () => stored };
     },
   };
 }
