@@ -66,7 +66,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
       const held = store.peek(key);
       // Served again from the HTTP cache (same production time): the kept copy is already this one.
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000) return;
-      if (entry.errorUntil > entry.freshUntil || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
+      // Kept while it may stand in for a failure, even when it stays fresh longer: a purge, an eviction or a lost
+      // Redis may take the HTTP cache's copy first.
+      if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
       else if (held || kept.hints.mustRevalidate) store.forget(key);
