@@ -141,55 +141,82 @@ export function createBreaker({
     below ??= next;
     return decide(next);
   };
+  // The half-open trial, when the call let through for it proved nothing: the probe, sent past the breaker. A fault
+  // (or an answer that is no answer) reopens it; the PIM answering closes it.
+  const probeTrial = (sendProbe: (send: Send) => Promise<unknown>) =>
+    sendProbe((request, call) => (probing.add(call), below!(request, call))).then(
+      () => void log.answered(),
+      (error: unknown) => {
+        if (isProbeAnswer(error)) return void log.answered();
+        throw isFault(error) ? error : pimError('UPSTREAM_UNAVAILABLE', UNPROVEN);
+      },
+    );
   const decide =
     (next: Send): Send =>
-    async (request, call) => {
-      let answer: PimError | undefined;
-      let unproven: { result: Answer } | { error: unknown } | undefined;
-      // Neither answer nor fault proves anything of the PIM. cockatiel counts an error it does not handle as neither
-      // a success nor a failure, but closes a half-open breaker on one: there it is a failure, the outcome kept.
-      const provesNothing = (outcome: NonNullable<typeof unproven>) => {
-        unproven = outcome;
-        throw breaker.state === CircuitState.HalfOpen ? pimError('UPSTREAM_UNAVAILABLE', UNPROVEN) : UNPROVEN;
-      };
-      try {
-        const result = await breaker.execute(async () => {
-          try {
-            const result = await next(request, call);
-            // The HTTP cache below answered, not the PIM.
-            if (result.cached) return provesNothing({ result });
-            log.answered();
-            return result;
-          } catch (error) {
-            if (error === UNPROVEN || (error as Error).cause === UNPROVEN) throw error;
-            log.failed(error);
-            // The probe is judged as readiness judges it: a refused server key or a page that is not JSON is no
-            // answer. Such an answer is no fault cockatiel counts; the next fault of a real call opens the breaker.
-            const probe = probing.has(call);
-            if (isFault(error) || (probe && isFaultyAnswer(error))) {
-              if (probe) counter.down();
-              throw error;
-            }
-            // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on; one the HTTP cache
-            // kept (a 404) is not the PIM speaking now.
-            if (error instanceof PimError && isUpstreamAnswer(error.status)) {
-              if (error.cached) return provesNothing({ error });
-              answer = error;
-              return undefined;
-            }
-            // Neither answer nor fault: the caller left, the budget ran out.
-            return provesNothing({ error });
-          }
-        });
-        if (answer) throw answer;
-        return result!;
-      } catch (error) {
-        if (unproven && 'result' in unproven) return unproven.result;
-        if (unproven) throw unproven.error;
-        if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
-        throw error;
-      }
+    (request, call) => {
+      // Only a half-open breaker's trial may hand its cached answer over before the breaker's verdict is in (cockatiel
+      // turns an open breaker half-open as it lets the trial call through, so an open one may be half-open next).
+      const handover = breaker.state !== CircuitState.Closed && probe ? Promise.withResolvers<Answer>() : undefined;
+      const decision = decideOnce(next, request, call, handover);
+      return handover ? Promise.race([handover.promise, decision]) : decision;
     };
+  const decideOnce = async (
+    next: Send,
+    request: Parameters<Send>[0],
+    call: Parameters<Send>[1],
+    handover: PromiseWithResolvers<Answer> | undefined,
+  ): Promise<Answer> => {
+    let answer: PimError | undefined;
+    let unproven: { result: Answer } | { error: unknown } | undefined;
+    // Neither answer nor fault proves anything of the PIM. cockatiel counts an error it does not handle as neither
+    // a success nor a failure, but closes a half-open breaker on one: there it is a failure, the outcome kept.
+    // An answer the HTTP cache kept goes to its caller at once, and the probe stands trial in its place, so a PIM
+    // that is back is not refused again for another half-open delay (with a shared cache, again and again).
+    const provesNothing = (outcome: NonNullable<typeof unproven>) => {
+      unproven = outcome;
+      if (breaker.state !== CircuitState.HalfOpen) throw UNPROVEN;
+      if (handover && probe && 'result' in outcome) return (handover.resolve(outcome.result), probeTrial(probe));
+      throw pimError('UPSTREAM_UNAVAILABLE', UNPROVEN);
+    };
+    try {
+      const result = await breaker.execute(async () => {
+        try {
+          const result = await next(request, call);
+          // The HTTP cache below answered, not the PIM.
+          if (result.cached) return provesNothing({ result });
+          log.answered();
+          return result;
+        } catch (error) {
+          if (error === UNPROVEN || (error as Error).cause === UNPROVEN) throw error;
+          log.failed(error);
+          // The probe is judged as readiness judges it: a refused server key or a page that is not JSON is no
+          // answer. Such an answer is no fault cockatiel counts; the next fault of a real call opens the breaker.
+          const probe = probing.has(call);
+          if (isFault(error) || (probe && isFaultyAnswer(error))) {
+            if (probe) counter.down();
+            throw error;
+          }
+          // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on; one the HTTP cache
+          // kept (a 404) is not the PIM speaking now.
+          if (error instanceof PimError && isUpstreamAnswer(error.status)) {
+            if (error.cached) return provesNothing({ error });
+            answer = error;
+            return undefined;
+          }
+          // Neither answer nor fault: the caller left, the budget ran out.
+          return provesNothing({ error });
+        }
+      });
+      if (answer) throw answer;
+      if (unproven) return 'result' in unproven ? unproven.result : Promise.reject(unproven.error);
+      return result!;
+    } catch (error) {
+      if (unproven && 'result' in unproven) return unproven.result;
+      if (unproven) throw unproven.error;
+      if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
+      throw error;
+    }
+  };
 
   const status: UpstreamStatus = {
     get breaker() {
