@@ -414,6 +414,7 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
         maxBytes: e.responseCacheBytes,
         forwardHeaders: credentials.forwardHeaders,
         surrogateKeyHeader: groups.httpCaching.surrogateKeyHeader,
+        batching: groups.batching,
       },
     persisted: {
       ...persisted,

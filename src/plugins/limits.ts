@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { BREAK, GraphQLError, visit, type DocumentNode, type ExecutionResult, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
-import { requestSlot } from './request-slot.ts';
+import { batchMarks } from './request-slot.ts';
 
 /**
  * Armor's rejections carry no code and would be 200s under `application/json`; each becomes a
@@ -80,16 +80,12 @@ export function useAbuseLimits({
  * the response's end had closed.
  */
 export function useNoStreamsInBatch(): Plugin {
-  const batches = requestSlot<true>('batch');
+  const { onRequestParse, isBatch } = batchMarks();
   return {
-    onRequestParse: ({ request }) => ({
-      onRequestParseDone({ requestParserResult }) {
-        if (Array.isArray(requestParserResult)) batches.set(request, true);
-      },
-    }),
+    onRequestParse,
     onExecute({ args, setResultAndStopExecution }) {
       const { request } = args.contextValue as { request: Request };
-      if (batches.get(request) && incremental(args.document)) setResultAndStopExecution(refusedInBatch());
+      if (isBatch(request) && incremental(args.document)) setResultAndStopExecution(refusedInBatch());
     },
   };
 }

@@ -11,3 +11,19 @@ export function requestSlot<T>(description: string) {
     set: (request: Request, value: T): void => void (slots(request)[key] = value),
   };
 }
+
+/**
+ * Marks the requests whose body is a batch (GRAPHQL_BATCHING) once it is parsed: `onRequestParse` is a plugin's
+ * hook, `isBatch` reads the mark.
+ */
+export function batchMarks() {
+  const batches = requestSlot<true>('batch');
+  return {
+    onRequestParse: ({ request }: { request: Request }) => ({
+      onRequestParseDone({ requestParserResult }: { requestParserResult: unknown }) {
+        if (Array.isArray(requestParserResult)) batches.set(request, true);
+      },
+    }),
+    isBatch: (request: Request) => batches.get(request) === true,
+  };
+}

@@ -9,6 +9,7 @@ import { aged } from '../pim/rest/freshness.ts';
 import type { ByteAccount } from '../pim/rest/byte-limits.ts';
 import type { Freshness } from '../pim/rest/types.ts';
 import { cacheControlFor, cacheHeaders, sendsCredential } from './http-caching.ts';
+import { batchMarks } from './request-slot.ts';
 
 export interface ResponseCacheOptions {
   /** Bound on the entries: keys and serialized results, counted as two bytes a character. */
@@ -23,6 +24,8 @@ export interface ResponseCacheOptions {
   surrogateKeyHeader: string;
   /** The request's upstream bytes (the context factory's): a hit's text counts there as executing it would. */
   bytes: (served: { request: Request; res?: ServerResponse }) => ByteAccount;
+  /** GRAPHQL_BATCHING: a batch's operations are executed, never answered from or stored in the cache. */
+  batching: boolean;
 }
 
 /** Serialized results of repeated operations, and the hook that drops them when the catalog changes. */
@@ -38,8 +41,9 @@ export interface ResponseCache {
 }
 
 interface Entry {
-  /** The result exactly as it was sent. */
+  /** The result exactly as it was sent, and its UTF-8 bytes. */
   text: string;
+  size: number;
   /** The response headers the result set besides Cache-Control, which is worked out again per hit. */
   headers: Record<string, string>;
   /** The least freshness of the upstream answers behind it, at `at` (epoch ms). */
@@ -77,7 +81,11 @@ export function createResponseCache({
   partition,
   surrogateKeyHeader,
   bytes,
+  batching,
 }: ResponseCacheOptions): ResponseCache {
+  // The limits of a request (upstream calls, representations, bytes) hold for a whole batch, its operations
+  // together: a hit skips what counts them, so a batch is executed in full, as each operation alone may not be.
+  const batches = batching ? batchMarks() : undefined;
   // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
   const keyOf = (params: GraphQLParams, headers: Headers) => {
     let variables: string;
@@ -96,8 +104,9 @@ export function createResponseCache({
   let yoga: YogaServerInstance<object, object>;
   const plugin: Plugin = {
     onYogaInit: (init) => void (yoga = init.yoga as typeof yoga),
+    ...(batches && { onRequestParse: batches.onRequestParse }),
     onParams({ params, request, context, setParamsHandler }) {
-      if (params.query === undefined) return;
+      if (params.query === undefined || batches?.isBatch(request)) return;
       const marks = context as Marks;
       const key = (marks[KEY] = keyOf(params, request.headers));
       const entry = key === undefined || asksPastCache(request.headers) ? undefined : entries.get(key);
@@ -105,7 +114,7 @@ export function createResponseCache({
       // Sent, the text weighs what executing it would: past the request's (or its credential's, or the process's) bytes it is a miss,
       // which executes and fails UPSTREAM_TOO_LARGE where it should. The account lasts until the response is out.
       try {
-        bytes({ request, res: (context as { res?: ServerResponse }).res }).send(entry.text.length);
+        bytes({ request, res: (context as { res?: ServerResponse }).res }).send(entry.size);
       } catch {
         return;
       }
@@ -136,7 +145,14 @@ export function createResponseCache({
             const text = JSON.stringify(out);
             // What is sent is checked, not what was executed: a later hook may have marked it stale.
             if (sent.headers && !out.errors?.length && !out.extensions?.['stale'] && generation === started) {
-              const entry = { text, headers: sent.headers, freshness, at: Date.now(), tags };
+              const entry = {
+                text,
+                size: Buffer.byteLength(text),
+                headers: sent.headers,
+                freshness,
+                at: Date.now(),
+                tags,
+              };
               entries.set(key, entry, { ttl, size: 2 * (key.length + text.length) });
             }
             return text;
