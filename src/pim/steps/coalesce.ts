@@ -1,4 +1,4 @@
-import { budgetSpent } from '../rest/errors.ts';
+import { budgetSpent, PimError } from '../rest/errors.ts';
 import type { Answer, CallOptions, JoinedShares, Layer } from '../rest/types.ts';
 
 interface Flight {
@@ -90,12 +90,22 @@ export function createCoalescing({
       let flight = flights.get(key);
       // A call that went out before the path was purged reads what the purge ended: a new one goes instead.
       if (flight && invalidatedSince(request.path) >= flight.sentAt) flight = undefined;
+      const joining = flight !== undefined;
       if (flight) flight.join(call);
       else flight = start(key, request, call);
       flight.waiters += 1;
+      // The shared body is read into the first caller's byte account: refused there (that request read too much
+      // besides), it is no verdict on a joiner's request, which reads the page on its own instead.
+      const result = joining
+        ? flight.result.catch((error: unknown) =>
+            error instanceof PimError && error.code === 'UPSTREAM_TOO_LARGE'
+              ? next(request, call)
+              : Promise.reject(error),
+          )
+        : flight.result;
       // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.
       const outlived = call.deadline < flight.deadline;
-      if (!signal && !outlived) return flight.result;
+      if (!signal && !outlived) return result;
       return new Promise<Answer>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
         const done = () => {
@@ -110,7 +120,7 @@ export function createCoalescing({
         const onAbort = () => quit(signal!.reason);
         signal?.addEventListener('abort', onAbort, { once: true });
         if (outlived) timer = setTimeout(() => quit(budgetSpent()), Math.max(0, call.deadline - Date.now()));
-        flight.result.then(
+        result.then(
           (value) => (done(), resolve(value)),
           (error: unknown) => (done(), reject(error)),
         );

@@ -1,0 +1,39 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+
+// `big` answers 15 KB at once; `shared` answers 8 KB after 300 ms. No caching headers: every read reaches the PIM.
+function answer(req: IncomingMessage, res: ServerResponse) {
+  const big = req.url!.includes('/catalogs/big/');
+  const send = () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 200, meta: {}, data: [{ pad: 'x'.repeat(big ? 15_000 : 8_000) }] }));
+  };
+  if (big) return send();
+  const timer = setTimeout(send, 300);
+  res.once('close', () => clearTimeout(timer));
+}
+
+const servers = closedAfterEach();
+
+// Callers without a key all use the server's: one credential, many people. A shared call reads its body into the
+// first request's byte account, so that request's other reads decided whether everyone who joined it failed.
+it("a shared call refused by the first request's byte account is read again for a request that joined it", async () => {
+  const { facade, upstream } = await servers.start(answer, {
+    PIM_API_KEY: 'server-key-0123456789',
+    PIM_MAX_REQUEST_BYTES: '20000',
+  });
+  const victim = '{ catalogProducts(catalogId: "shared") }';
+  const alone = await facade.post(victim);
+  expect(alone.body.errors).toBeUndefined();
+  upstream.reset();
+  // 15 KB read, then the shared page (8 KB): past this request's 20,000 bytes, whoever else reads the page.
+  const greedy = facade.post('{ big: catalogProducts(catalogId: "big") shared: catalogProducts(catalogId: "shared") }');
+  await sleep(100);
+  const joined = await facade.post(victim);
+  expect((await greedy).body.errors).toEqual([expect.objectContaining({ path: ['shared'] })]);
+  expect(joined.body).toEqual(alone.body);
+  // The shared call, then the joiner's own.
+  expect(upstream.requests.filter((r) => r.url.includes('/shared/'))).toHaveLength(2);
+});
