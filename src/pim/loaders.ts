@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { context, type Context } from '@opentelemetry/api';
 import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './rest/endpoints.ts';
 import type { ByteAccount } from './rest/byte-limits.ts';
 import type { PimClient } from './client.ts';
@@ -69,11 +70,15 @@ export function createPimApi({
 }: PimApiOptions): PimApi {
   // The same for every call of the request; no step changes it (those that add to it copy it).
   const callOptions = { headers, signal, deadline, bytes, partition, ...queue };
+  // The trace context of each path's first load. The operations of a batch share this DataLoader, whose batch runs
+  // in the context of the tick's first load: each call goes out under the span of the operation that asked first.
+  const traced = new Map<string, Context>();
   const loader = new DataLoader<PimRequest, Promise<Answer>, string>(
     // The REST service has no batch endpoint: a batch becomes parallel GETs, one per key. Each key
     // settles with its own promise, so a fast field (or the first part of a @defer response)
     // never waits for the slowest call of its batch.
-    async (requests) => requests.map((r) => client.get(r, callOptions)),
+    async (requests) =>
+      requests.map((r) => context.with(traced.get(r.path) ?? context.active(), () => client.get(r, callOptions))),
     { cacheKeyFn: (r) => r.path },
   );
   const distinct = new Set<string>();
@@ -94,6 +99,7 @@ export function createPimApi({
     if (!distinct.has(request.path)) {
       if (distinct.size >= maxCalls) throw tooManyCalls(maxCalls);
       distinct.add(request.path);
+      traced.set(request.path, context.active());
     } else onDedup?.(request);
     return loader.load(request);
   };
