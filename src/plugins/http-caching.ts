@@ -1,5 +1,5 @@
 import etag from 'etag';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import vary from 'vary';
 import type { PimApi } from '../pim/loaders.ts';
 import type { Freshness } from '../pim/rest/types.ts';
@@ -86,9 +86,12 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
     onExecutionResult({ request, result, setResult, context }) {
-      if (!result || isAsyncIterable(result)) return;
+      if (!result) return;
       // Yoga's hook types know only its own context; this is the one the context factory extended.
       const { pim } = context as typeof context & { pim?: PimApi };
+      // A streamed answer goes out no-store (below), its headers with the first part: each part lists the stale
+      // fields that came since the one before, as a plain answer lists its own.
+      if (isAsyncIterable(result)) return pim && setResult(markedStale(result, pim));
       const credential = carriesCredential(request.headers);
       const policy = cacheControlFor({
         method: request.method,
@@ -132,6 +135,17 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
       return withEtag(request, response, setResponse, fetchAPI);
     },
   };
+}
+
+function markedStale<T extends { extensions?: Record<string, unknown> }>(parts: AsyncIterable<T>, pim: PimApi) {
+  let told = 0;
+  return mapAsyncIterator(parts[Symbol.asyncIterator](), (part) => {
+    const stale = pim.stale();
+    if (stale.length === told) return part;
+    const since = stale.slice(told);
+    told = stale.length;
+    return { ...part, extensions: { ...part.extensions, stale: since } };
+  });
 }
 
 // A strong ETag on a GET body, and 304 for an If-None-Match it matches.

@@ -1,0 +1,38 @@
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { echo, faults } from '../helpers/upstream.ts';
+
+const servers = closedAfterEach();
+
+// A field answered from last-known-good inside a @defer response is said to be stale, as it is in a plain one: the
+// part that delivers it lists it in its extensions.
+it('marks a stale field in a @defer response as stale (extensions.stale), as a plain response does', async () => {
+  const { upstream, facade } = await servers.start(echo, { PIM_RETRIES: '0', PIM_TIMEOUT_MS: '500' });
+  const plain = '{ a: catalogProducts(catalogId: "A") }';
+  const deferred = '{ ... @defer { a: catalogProducts(catalogId: "A") } }';
+  expect((await facade.post(plain)).body.errors).toBeUndefined();
+  upstream.respond(faults.status(500));
+
+  // The plain response: the kept answer, listed stale, no-store.
+  const stale = await facade.post(plain);
+  expect(stale.body.data.a.data[0].url).toContain('/A/');
+  expect(stale.body.extensions.stale).toEqual([expect.objectContaining({ path: ['a'], reason: 'UPSTREAM_ERROR' })]);
+
+  // The same kept answer inside a deferred part.
+  const response = await fetch(facade.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
+    body: JSON.stringify({ query: deferred }),
+  });
+  const text = await response.text();
+  expect(text).toContain('/A/');
+  const parts = text
+    .split(/\r\n--[^\r\n]*\r\n/)
+    .map((part) => part.slice(part.indexOf('\r\n\r\n') + 4).trim())
+    .filter((part) => part.startsWith('{'))
+    .map((part) => JSON.parse(part) as { extensions?: { stale?: unknown } });
+  expect(parts.flatMap((part) => part.extensions?.stale ?? [])).toEqual([
+    expect.objectContaining({ path: ['a'], reason: 'UPSTREAM_ERROR' }),
+  ]);
+  expect(response.headers.get('cache-control')).toMatch(/no-store/);
+});
