@@ -79,6 +79,8 @@ export interface CallOptions {
   partition: string;
   /** Set by coalescing: the shares of other requests that joined this call while it may still be queued. */
   joined?: JoinedShares | undefined;
+  /** Set by the stale step: a kept copy would stand in if this call failed, so no Retry-After is waited out. */
+  standIn?: true | undefined;
 }
 
 /**

@@ -35,6 +35,8 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
         return await next(request, call);
       } catch (error) {
         if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
+        // The PIM asks for time (throttled, or down for a while) and a kept copy can answer now: it does.
+        if (call.standIn && (error.status === 429 || error.retryAfterMs !== undefined)) throw error;
         // Full jitter spreads the retries of many callers that failed at the same moment.
         const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
         const wait = Math.max(backoff, error.retryAfterMs ?? 0);

@@ -108,7 +108,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       }
       try {
         const sentAt = Date.now();
-        const answer = await next(request, call);
+        const answer = await next(request, held && now < held.errorUntil ? { ...call, standIn: true } : call);
         if (!own) keep(key, request.path, sentAt, answer);
         onOutcome?.(answer.cached ? 'hit' : 'miss');
         // Read before an invalidation of its path that came while it was out: what the purge ended, not fresh.
