@@ -37,3 +37,21 @@ it("a shared call refused by the first request's byte account is read again for 
   // The shared call, then the joiner's own.
   expect(upstream.requests.filter((r) => r.url.includes('/shared/'))).toHaveLength(2);
 });
+
+// A page too large for any request is no reason to read it again for each request that joined the call.
+it('reads a page too large for every request once, not once per request that joined it', async () => {
+  const { facade, upstream } = await servers.start(
+    (_req, res) => {
+      const timer = setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 200, meta: {}, data: [{ pad: 'x'.repeat(25_000) }] }));
+      }, 300);
+      res.once('close', () => clearTimeout(timer));
+    },
+    { PIM_API_KEY: 'server-key-0123456789', PIM_MAX_REQUEST_BYTES: '20000' },
+  );
+  const query = '{ catalogProducts(catalogId: "huge") }';
+  const answers = await Promise.all(Array.from({ length: 20 }, () => facade.post(query)));
+  for (const { body } of answers) expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TOO_LARGE');
+  expect(upstream.requests.filter((r) => r.url.includes('/huge/'))).toHaveLength(1);
+});

@@ -25,6 +25,10 @@ export interface ByteLimitsOptions {
   maxInflightBytesPerCredential: number;
 }
 
+// The request's own limits, which its other reads count toward: a shared call refused so is read again for others.
+const requestLimit = (message: string, status?: number) =>
+  Object.assign(new PimError('UPSTREAM_TOO_LARGE', message, status), { requestLimit: true });
+
 const tooMuch = (who: string, status?: number) =>
   new PimError('UPSTREAM_TOO_LARGE', `${who} too much catalog data right now; retry later`, status);
 
@@ -63,7 +67,7 @@ export function createByteLimits({
         // A request alone past its credential's share would fail however often it were retried: said first.
         if (more > 0 && next > maxInflightBytesPerCredential) {
           const message = `The catalog answers of this request exceed ${maxInflightBytesPerCredential} bytes, the most its credential's requests may hold at once`;
-          throw new PimError('UPSTREAM_TOO_LARGE', message, status);
+          throw requestLimit(message, status);
         }
         if (more > 0 && held + more > maxInflightBytes) throw tooMuch('The server holds', status);
         if (more > 0 && own + more > maxInflightBytesPerCredential) {
@@ -76,11 +80,11 @@ export function createByteLimits({
       return {
         charge(bytes, status) {
           if (used + bytes > maxRequestBytes) {
-            throw new PimError(
-              'UPSTREAM_TOO_LARGE',
-              `The catalog answers of this request exceed ${maxRequestBytes} bytes`,
-              status,
-            );
+            const message = `The catalog answers of this request exceed ${maxRequestBytes} bytes`;
+            // A body declared past the limit alone is too large for any request.
+            throw bytes > maxRequestBytes
+              ? new PimError('UPSTREAM_TOO_LARGE', message, status)
+              : requestLimit(message, status);
           }
           hold(used + bytes, sent, status);
           used += bytes;

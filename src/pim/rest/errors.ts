@@ -28,6 +28,8 @@ export class PimError extends Error {
   reason: string | undefined;
   /** Set when the HTTP cache gave this answer (a kept 404, say) and no call went to the PIM. */
   cached: boolean | undefined;
+  /** UPSTREAM_TOO_LARGE of one request's own byte limit (its other reads counted): no verdict on another request. */
+  requestLimit: boolean | undefined;
   constructor(code: PimErrorCode, message: string, status?: number, options?: ErrorOptions) {
     super(message, options);
     this.code = code;

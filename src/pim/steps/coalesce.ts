@@ -83,7 +83,9 @@ export function createCoalescing({
       flight.controller.abort(reason);
     };
 
-    return (request, call: CallOptions) => {
+    // Joiners that already read a page again once (below): they take the next verdict as it is.
+    const rereading = new WeakSet<CallOptions>();
+    const coalesced = (request: Parameters<typeof next>[0], call: CallOptions): Promise<Answer> => {
       const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
       const key = `${call.partition} ${request.path}`;
@@ -94,14 +96,22 @@ export function createCoalescing({
       if (flight) flight.join(call);
       else flight = start(key, request, call);
       flight.waiters += 1;
-      // The shared body is read into the first caller's byte account: refused there (that request read too much
-      // besides), it is no verdict on a joiner's request, which reads the page on its own instead.
+      // The shared body is read into the first caller's byte account: refused by that request's own limit (it read
+      // too much besides), it is no verdict on a joiner, which reads the page again, once, shared with the other
+      // joiners that still wait. A page too large for any request, a process or credential that holds too much,
+      // are verdicts for all.
       const result = joining
-        ? flight.result.catch((error: unknown) =>
-            error instanceof PimError && error.code === 'UPSTREAM_TOO_LARGE'
-              ? next(request, call)
-              : Promise.reject(error),
-          )
+        ? flight.result.catch((error: unknown) => {
+            const again =
+              error instanceof PimError &&
+              error.requestLimit === true &&
+              !rereading.has(call) &&
+              !signal?.aborted &&
+              Date.now() < call.deadline;
+            if (!again) throw error;
+            rereading.add(call);
+            return coalesced(request, call);
+          })
         : flight.result;
       // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.
       const outlived = call.deadline < flight.deadline;
@@ -126,5 +136,6 @@ export function createCoalescing({
         );
       });
     };
+    return coalesced;
   };
 }
