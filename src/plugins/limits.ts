@@ -1,5 +1,13 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { BREAK, GraphQLError, visit, type DocumentNode, type ExecutionResult, type ValidationContext } from 'graphql';
+import {
+  BREAK,
+  GraphQLError,
+  Kind,
+  visit,
+  type DocumentNode,
+  type ExecutionResult,
+  type ValidationContext,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
 import { batchMarks } from './request-slot.ts';
@@ -94,14 +102,41 @@ const refusedInBatch = (): ExecutionResult => ({
   errors: [refusal('@defer and @stream are not served inside a batch; send this operation alone', 'BAD_REQUEST')],
 });
 
+// Documents come from Yoga's parser cache, the same object for the same text: each is looked at once.
+const incrementalDocuments = new WeakMap<DocumentNode, boolean>();
+
 // Any use counts, whatever its `if:` says: the refusal depends on the document, not on its variables.
 function incremental(document: DocumentNode): boolean {
-  let found = false;
+  let found = incrementalDocuments.get(document);
+  if (found !== undefined) return found;
+  found = false;
   visit(document, {
     Directive(node) {
       if (node.name.value !== 'defer' && node.name.value !== 'stream') return;
       found = true;
       return BREAK;
+    },
+  });
+  incrementalDocuments.set(document, found);
+  return found;
+}
+
+/**
+ * Whether executing this document with these variables streams its result: a @defer or @stream whose `if:` is
+ * absent, `true`, or a variable sent as true (one left to its default is taken as not streaming).
+ */
+export function streams(document: DocumentNode, variables: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (!incremental(document)) return false;
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value !== 'defer' && node.name.value !== 'stream') return;
+      const condition = node.arguments?.find((argument) => argument.name.value === 'if')?.value;
+      found =
+        condition === undefined ||
+        (condition.kind === Kind.BOOLEAN && condition.value) ||
+        (condition.kind === Kind.VARIABLE && variables?.[condition.name.value] === true);
+      return found ? BREAK : undefined;
     },
   });
   return found;

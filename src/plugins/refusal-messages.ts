@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { refusalBody } from '../errors.ts';
+import { streams } from './limits.ts';
 
 /** Operations one batch may hold (GRAPHQL_BATCHING): Yoga refuses more with a 413. */
 export const MAX_BATCH_OPERATIONS = 10;
@@ -15,18 +16,36 @@ const batchCheck = {
   },
 };
 
+const streamNotAccepted = () =>
+  createGraphQLError(
+    'This operation streams its answer (@defer, @stream); accept multipart/mixed or text/event-stream',
+    {
+      extensions: { http: { status: 406 }, code: 'NOT_ACCEPTABLE' },
+    },
+  );
+
 // The types Yoga's result processors send, in the order (and the form) its own 406 listed them.
 const SERVED = ['text/event-stream', 'multipart/mixed', 'application/graphql-response+json', 'application/json'];
 const SERVED_LIST = SERVED.join('; charset=utf-8, ');
 
 // Yoga's rules for Accept: wildcards match, a charset other than UTF-8 rules its type out, q-values are not read.
 // Clients send one Accept over and over: the last verdict is kept.
-let lastAccept = '';
-let lastVerdict = true;
-function acceptable(accept: string | null): boolean {
-  if (!accept) return true;
-  if (accept === lastAccept) return lastVerdict;
-  const verdict = accept
+function accepts(types: readonly string[]) {
+  let lastAccept = '';
+  let lastVerdict = true;
+  return (accept: string | null): boolean => {
+    if (!accept) return true;
+    if (accept === lastAccept) return lastVerdict;
+    const verdict = verdictOf(accept, types);
+    [lastAccept, lastVerdict] = [accept, verdict];
+    return verdict;
+  };
+}
+const acceptable = accepts(SERVED);
+const acceptsStreams = accepts(SERVED.slice(0, 2));
+
+function verdictOf(accept: string, types: readonly string[]): boolean {
+  return accept
     .replace(/\s/g, '')
     .toLowerCase()
     .split(',')
@@ -35,13 +54,11 @@ function acceptable(accept: string | null): boolean {
       const charset = params.find((param) => param.startsWith('charset='));
       if (charset !== undefined && charset !== 'charset=utf-8') return false;
       const [group, name] = type.split('/');
-      return SERVED.some((served) => {
+      return types.some((served) => {
         const [servedGroup, servedName] = served.split('/');
         return (group === '*' || group === servedGroup) && (name === '*' || name === servedName);
       });
     });
-  [lastAccept, lastVerdict] = [accept, verdict];
-  return verdict;
 }
 
 /**
@@ -49,7 +66,8 @@ function acceptable(accept: string | null): boolean {
  * Gives Yoga's bodiless refusals a one-line JSON message saying what to send instead, as every
  * other refusal has: 404 for a path that is not the GraphQL endpoint, 406 for an `Accept` no
  * answer can meet, 415 for a POST without a content type Yoga reads, and any other that comes
- * without a body. The 406 comes before the request is parsed: the operation never runs.
+ * without a body. The 406 comes before the request is parsed (an operation that would stream, before it runs):
+ * the operation never runs.
  */
 export function useRefusalMessages(): Plugin {
   let endpoint = '/graphql';
@@ -76,6 +94,12 @@ export function useRefusalMessages(): Plugin {
           });
         }
       });
+    },
+    // An answer that would stream, to a client that takes no stream: Yoga found out once the result was there.
+    onExecute({ args, setResultAndStopExecution }) {
+      const { request } = args.contextValue as { request: Request };
+      if (acceptsStreams(request.headers.get('accept')) || !streams(args.document, args.variableValues)) return;
+      setResultAndStopExecution({ errors: [streamNotAccepted()] });
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
       // Yoga's 405s and its 413 of a batch too long have a body, with the code BAD_REQUEST: they get the status's

@@ -283,6 +283,28 @@ describe('406', () => {
     expect(fixture.upstream.requests).toHaveLength(0);
   });
 
+  // graphql-request's default Accept: a @defer it sends cannot be answered, and Yoga found out after the PIM calls.
+  it('refuses an operation that would stream to a client that takes no stream before it runs', async () => {
+    fixture.upstream.reset();
+    const deferred = '{ a: catalogProducts(catalogId: "A") ... @defer { b: catalogProducts(catalogId: "B") } }';
+    const accept = 'application/graphql-response+json, application/json';
+    const refusal = await viaFetch('/graphql', {
+      method: 'POST',
+      headers: { ...json, accept },
+      body: JSON.stringify({ query: deferred }),
+    });
+    expect([refusal.status, refusal.code]).toEqual([406, 'NOT_ACCEPTABLE']);
+    expect(fixture.upstream.requests).toHaveLength(0);
+    // Not streamed (`if: false`): answered as one body.
+    const query = 'query($s: Boolean) { a: catalogProducts(catalogId: "A") ... @defer(if: $s) { __typename } }';
+    const plain = await fetch(`${fixture.facade.origin}/graphql`, {
+      method: 'POST',
+      headers: { ...json, accept },
+      body: JSON.stringify({ query, variables: { s: false } }),
+    });
+    expect(plain.status).toBe(200);
+  });
+
   // What clients send: Yoga's rules (wildcards; a charset other than UTF-8 rules a type out; q-values unread).
   it.each([
     '*/*',
