@@ -1,7 +1,7 @@
 import etag from 'etag';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import vary from 'vary';
-import type { PimApi } from '../pim/loaders.ts';
+import type { PimApi, StaleField } from '../pim/loaders.ts';
 import type { Freshness } from '../pim/rest/types.ts';
 
 export interface HttpCachingOptions {
@@ -137,16 +137,44 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
   };
 }
 
-function markedStale<T extends { extensions?: Record<string, unknown> }>(parts: AsyncIterable<T>, pim: PimApi) {
+/** One part of a streamed answer: the first has `data`, later ones `incremental` payloads at their paths. */
+interface Part {
+  data?: unknown;
+  incremental?: ReadonlyArray<{ data?: unknown; items?: unknown; path?: ReadonlyArray<string | number> }>;
+  hasNext?: boolean;
+  extensions?: Record<string, unknown>;
+}
+
+// Each stale field goes in the part that delivers it (the last part takes any left over): a deferred one may be read
+// before an earlier part goes out.
+function markedStale(parts: AsyncIterable<Part>, pim: PimApi) {
   let told = 0;
+  let waiting: StaleField[] = [];
   return mapAsyncIterator(parts[Symbol.asyncIterator](), (part) => {
     const stale = pim.stale();
-    if (stale.length === told) return part;
-    const since = stale.slice(told);
+    if (stale.length > told) waiting = [...waiting, ...stale.slice(told)];
     told = stale.length;
-    return { ...part, extensions: { ...part.extensions, stale: since } };
+    const here = part.hasNext === false ? waiting : waiting.filter((field) => delivers(part, field.path));
+    if (here.length === 0) return part;
+    waiting = waiting.filter((field) => !here.includes(field));
+    return { ...part, extensions: { ...part.extensions, stale: here } };
   });
 }
+
+function delivers(part: Part, path: ReadonlyArray<string | number>): boolean {
+  if (part.data !== undefined) return holds(part.data, path);
+  return (part.incremental ?? []).some(({ path: at = [], data, items }) => {
+    if (at.length > path.length || at.some((key, i) => key !== path[i])) return false;
+    return holds(data ?? items, path.slice(at.length));
+  });
+}
+
+const holds = (value: unknown, path: ReadonlyArray<string | number>): boolean =>
+  path.every((key) => {
+    if (value === null || typeof value !== 'object' || !(key in value)) return false;
+    value = (value as Record<string | number, unknown>)[key];
+    return true;
+  });
 
 // A strong ETag on a GET body, and 304 for an If-None-Match it matches.
 async function withEtag(

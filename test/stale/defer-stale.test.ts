@@ -1,8 +1,15 @@
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
-import { echo, faults } from '../helpers/upstream.ts';
+import { echo, faults, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
+
+const partsOf = (text: string) =>
+  text
+    .split(/\r\n--[^\r\n]*\r\n/)
+    .map((part) => part.slice(part.indexOf('\r\n\r\n') + 4).trim())
+    .filter((part) => part.startsWith('{'))
+    .map((part) => JSON.parse(part) as { data?: object; incremental?: unknown[]; extensions?: { stale?: unknown[] } });
 
 // A field answered from last-known-good inside a @defer response is said to be stale, as it is in a plain one: the
 // part that delivers it lists it in its extensions.
@@ -26,13 +33,35 @@ it('marks a stale field in a @defer response as stale (extensions.stale), as a p
   });
   const text = await response.text();
   expect(text).toContain('/A/');
-  const parts = text
-    .split(/\r\n--[^\r\n]*\r\n/)
-    .map((part) => part.slice(part.indexOf('\r\n\r\n') + 4).trim())
-    .filter((part) => part.startsWith('{'))
-    .map((part) => JSON.parse(part) as { extensions?: { stale?: unknown } });
+  const parts = partsOf(text);
   expect(parts.flatMap((part) => part.extensions?.stale ?? [])).toEqual([
     expect.objectContaining({ path: ['a'], reason: 'UPSTREAM_ERROR' }),
   ]);
   expect(response.headers.get('cache-control')).toMatch(/no-store/);
+});
+
+// The part that lists a stale field is the one that delivers it, not whichever part goes out after it was read.
+it('lists a deferred stale field in the part that delivers it, not in the initial part', async () => {
+  let failing = false;
+  // SLOW: the initial part's field, fresh, after 400 ms. B: the deferred field; failing, it is served stale at once.
+  const handler: UpstreamHandler = (req, res) => {
+    if (req.url!.includes('/SLOW/')) return void setTimeout(() => echo(req, res), 400);
+    if (failing) return void res.writeHead(500).end();
+    echo(req, res);
+  };
+  const { facade } = await servers.start(handler, { PIM_RETRIES: '0', PIM_CACHE: 'false' });
+  expect((await facade.post('{ b: catalogProducts(catalogId: "B") }')).body.errors).toBeUndefined();
+  failing = true;
+  const response = await fetch(facade.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
+    body: JSON.stringify({
+      query: '{ slow: catalogProducts(catalogId: "SLOW") ... @defer { b: catalogProducts(catalogId: "B") } }',
+    }),
+  });
+  const parts = partsOf(await response.text());
+  const initial = parts.find((part) => part.data)!;
+  const deferred = parts.find((part) => JSON.stringify(part.incremental ?? []).includes('/B/'))!;
+  expect(initial.extensions?.stale).toBeUndefined();
+  expect(deferred.extensions?.stale).toEqual([expect.objectContaining({ path: ['b'], reason: 'UPSTREAM_ERROR' })]);
 });
