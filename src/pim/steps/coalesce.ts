@@ -96,15 +96,15 @@ export function createCoalescing({
       if (flight) flight.join(call);
       else flight = start(key, request, call);
       flight.waiters += 1;
-      // The shared body is read into the first caller's byte account: refused by that request's own limit (it read
-      // too much besides), it is no verdict on a joiner, which reads the page again, once, shared with the other
-      // joiners that still wait. A page too large for any request, a process or credential that holds too much,
-      // are verdicts for all.
+      // The shared call is the first request's: refused by that request's own byte limit (it read too much besides),
+      // or out of its budget before a joiner's, it is no verdict on a joiner, which asks again, once, shared with
+      // the other joiners still waiting. A page too large for any request, a process or credential that holds too
+      // much, are verdicts for all.
       const result = joining
         ? flight.result.catch((error: unknown) => {
             const again =
               error instanceof PimError &&
-              error.requestLimit === true &&
+              (error.requestLimit === true || (error.code === 'BUDGET_EXCEEDED' && call.deadline > flight.deadline)) &&
               !rereading.has(call) &&
               !signal?.aborted &&
               Date.now() < call.deadline;
