@@ -194,7 +194,16 @@ const MAX_ADDRESS_LENGTH = 64;
  */
 function clientAddress(headers: Headers, name: string | undefined): string | undefined {
   const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
-  return last && last.length <= MAX_ADDRESS_LENGTH ? `address ${last}` : undefined;
+  return last && last.length <= MAX_ADDRESS_LENGTH ? `address ${hostOf(last)}` : undefined;
+}
+
+/**
+ * The address alone: a proxy may write the client's port too (RFC 7239 §6 `for="192.0.2.43:47011"`, or `IP:port`
+ * in X-Forwarded-For), which would make each of a client's connections a share of its own.
+ */
+function hostOf(entry: string): string {
+  const node = (/(?:^|;)\s*for=("[^"]*"|[^;]*)/i.exec(entry)?.[1] ?? entry).replace(/^"|"$/g, '');
+  return /^\[([^\]]*)\](?::\d+)?$/.exec(node)?.[1] ?? /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(node)?.[1] ?? node;
 }
 
 function createAllowance(limit: number): Allowance {

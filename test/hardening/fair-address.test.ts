@@ -1,0 +1,40 @@
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { faults } from '../helpers/upstream.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { aliasedCalls, countInFlight, postTimed } from '../helpers/burst.ts';
+
+const { startUpstream, startFacade } = closedAfterEach();
+const keyedUncached = { PIM_API_KEY: 'server-key-0001', PIM_CACHE: 'false' };
+
+const slowBurst = (group: (req: IncomingMessage) => string | undefined, ms: number) =>
+  countInFlight(group, (req, res) =>
+    req.url?.includes('/slow') ? faults.slowHeaders(ms)(req, res) : faults.ok(req, res),
+  );
+
+describe('TRUSTED_CLIENT_IP_HEADER groups a client by its address', () => {
+  // RFC 7239 §6 lets a proxy write the client's node with its port (`for="192.0.2.43:47011"`); Azure's gateways
+  // write `IP:port` into X-Forwarded-For. One client on 10 connections is still one address.
+  it.each([
+    ['Forwarded', (ip: string, port: number) => `for="${ip}:${port}";proto=https`],
+    ['X-Forwarded-For', (ip: string, port: number) => `${ip}:${port}`],
+  ])(
+    '%s with the client port: ten connections of one address are one share',
+    async (header, entry) => {
+      const { handler, peaks } = slowBurst((req) => req.url?.match(/classifications\/slow([AB])/)?.[1], 300);
+      const upstream = await startUpstream(handler);
+      const facade = await startFacade(upstream.url, { ...keyedUncached, TRUSTED_CLIENT_IP_HEADER: header });
+      // Address A: 10 requests, each from its own connection (source port), as the proxy saw them.
+      const burst = Array.from({ length: 10 }, (_, r) =>
+        postTimed(facade.origin, aliasedCalls(`slowA${r}`, 15), { [header]: entry('10.0.0.1', 40_000 + r) }),
+      );
+      await expect.poll(() => peaks.get('A')).toBe(12);
+      const b = await postTimed(facade.origin, aliasedCalls('slowB', 15), { [header]: entry('10.0.0.2', 50_000) });
+      await Promise.all(burst);
+      expect(b.body.errors).toBeUndefined();
+      // Two addresses: B should get about half of the credential's 12 connections, as with a bare address.
+      expect(peaks.get('B')).toBeGreaterThanOrEqual(5);
+    },
+    40_000,
+  );
+});
