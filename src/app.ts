@@ -36,7 +36,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const credentials = createUpstreamCredentials(keys);
   const serverKey = keys.apiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: keys.apiKey };
   const credentialNames = credentials.names;
-  const faults = createUpstreamFaults({ serverKey, credentialNames, logger, intervalMs: 10_000, onFault });
+  const onAccepted = credentials.accepted;
+  const faults = createUpstreamFaults({ serverKey, credentialNames, logger, intervalMs: 10_000, onFault, onAccepted });
   const client = createPimClient({
     ...pim,
     baseUrl: config.pimBaseUrl,
@@ -68,8 +69,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         logger?.warn({ err: String(reason) }, 'A dependency did not close cleanly');
       }
     },
-    /** The fair-queue partition of the credential a request's calls carry: the server counts requests by it. */
-    credentialOf: (headers: Pick<Headers, 'get'>) => credentials.partition(credentials.headers(headers)),
+    /** The share the server counts a request in: its credential's once the PIM accepted it (credential.ts). */
+    credentialOf: (headers: Pick<Headers, 'get'>) => credentials.doorShare(headers),
     /** Logs and counts a request the server refused before Yoga; returns the id its answer echoes. */
     refused: observability.refused,
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */

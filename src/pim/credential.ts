@@ -22,24 +22,47 @@ export interface UpstreamCredentials {
    * whatever else was forwarded; without one, everything forwarded.
    */
   partition(headers: Readonly<Record<string, string>>): string;
+  /** The PIM answered a call of this partition other than 401 or 403: its key is real. */
+  accepted(partition: string): void;
+  /**
+   * The share a request counts in at the door (HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL): its partition once the PIM has
+   * accepted its key, else one share for every key not seen accepted, so made-up keys (each a partition of its
+   * own) cannot take every slot with requests that never reach the PIM.
+   */
+  doorShare(incoming: Pick<Headers, 'get'>): string;
 }
+
+/** The door share of the keys the PIM has not been seen to accept. */
+export const UNPROVEN_KEYS = 'unproven keys';
 
 /** The one place that decides which credential headers go upstream; readiness and requests share it. */
 export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCredentialsOptions): UpstreamCredentials {
   const names = apiKey === undefined ? forwardHeaders : [...new Set([...forwardHeaders, SERVER_KEY_HEADER])];
   // Other forwarded headers ride along on the server's key: made-up values must not buy more queue shares.
   const partition = createCredentialKey(apiKey === undefined ? names : [SERVER_KEY_HEADER]);
+  const headers = (incoming?: Pick<Headers, 'get'>) => {
+    const sent: Record<string, string> = apiKey === undefined ? {} : { [SERVER_KEY_HEADER]: apiKey };
+    for (const name of forwardHeaders) {
+      const value = incoming?.get(name);
+      // An empty value (GraphiQL's blank X-API-KEY slot) counts as absent, so the server's key applies.
+      if (value !== undefined && value !== null && value !== '') sent[name] = value;
+    }
+    return sent;
+  };
+  // Only partitions the PIM accepted get in, so nobody can fill it; a fresh start re-learns them on first answers.
+  const accepted = new Set<string>();
   return {
     names,
     partition,
-    headers(incoming) {
-      const headers: Record<string, string> = apiKey === undefined ? {} : { [SERVER_KEY_HEADER]: apiKey };
-      for (const name of forwardHeaders) {
-        const value = incoming?.get(name);
-        // An empty value (GraphiQL's blank X-API-KEY slot) counts as absent, so the server's key applies.
-        if (value !== undefined && value !== null && value !== '') headers[name] = value;
-      }
-      return headers;
+    headers,
+    accepted(share) {
+      if (accepted.has(share)) return;
+      if (accepted.size >= MAX_DIGESTS) accepted.clear();
+      accepted.add(share);
+    },
+    doorShare(incoming) {
+      const share = partition(headers(incoming));
+      return accepted.has(share) ? share : UNPROVEN_KEYS;
     },
   };
 }

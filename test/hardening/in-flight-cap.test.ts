@@ -60,15 +60,23 @@ describe('requests in flight in one process', () => {
   // First come, first served, one caller holding HTTP_MAX_IN_FLIGHT requests (its own upstream share full, its
   // requests waiting out their budget) left every other caller a 503 at the door, where the fair queue never saw it.
   it('keeps a quarter of HTTP_MAX_IN_FLIGHT for other credentials than the one holding the rest', async () => {
-    const { upstream, facade } = await start(() => undefined, { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false' });
+    // Ids starting `known` are answered (each key is seen accepted once); the others hang.
+    const { upstream, facade } = await start(
+      (req, res) => void (req.url?.includes('/known') && res.writeHead(200).end('{"status":200,"data":[]}')),
+      { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false' },
+    );
     const leave = new AbortController();
     onTestFinished(() => leave.abort());
     const busy = { 'x-api-key': 'busy-caller-key' };
+    const otherKey = { 'x-api-key': 'other-caller-key' };
+    for (const key of [busy, otherKey])
+      expect(await post(facade.url, 'known', undefined, key)).toMatchObject({ status: 200 });
+    upstream.reset();
     const held = ['A', 'B', 'C', 'D', 'E', 'F'].map((id) => post(facade.url, id, leave.signal, busy));
     await expect.poll(() => upstream.requests.length).toBe(6);
     // Three quarters of 8: the busy caller's seventh is refused at the door.
     expect(await post(facade.url, 'G', undefined, busy)).toMatchObject({ status: 503, retryAfter: '1' });
-    const other = post(facade.url, 'H', leave.signal, { 'x-api-key': 'other-caller-key' });
+    const other = post(facade.url, 'H', leave.signal, otherKey);
     await expect.poll(() => upstream.requests.some((r) => r.url.includes('/H/'))).toBe(true);
     leave.abort();
     await Promise.all([...held, other]);
@@ -77,13 +85,15 @@ describe('requests in flight in one process', () => {
   // The door counts by the credential the PIM sees: an empty X-API-KEY goes upstream as the server's key, like no
   // key at all, so it must not open a share of its own beside the callers that send none.
   it('counts a request by the credential its upstream calls carry', async () => {
-    const { upstream, facade } = await start(() => undefined, {
-      HTTP_MAX_IN_FLIGHT: '8',
-      PIM_API_KEY: 'the-server-key',
-      PIM_CACHE: 'false',
-    });
+    const { upstream, facade } = await start(
+      (req, res) => void (req.url?.includes('/known') && res.writeHead(200).end('{"status":200,"data":[]}')),
+      { HTTP_MAX_IN_FLIGHT: '8', PIM_API_KEY: 'the-server-key', PIM_CACHE: 'false' },
+    );
     const leave = new AbortController();
     onTestFinished(() => leave.abort());
+    // The server key is seen accepted, so it is a share of its own.
+    expect(await post(facade.url, 'known')).toMatchObject({ status: 200 });
+    upstream.reset();
     const held = ['A', 'B', 'C', 'D', 'E', 'F'].map((id) => post(facade.url, id, leave.signal));
     await expect.poll(() => upstream.requests.length).toBe(6);
     expect(await post(facade.url, 'G', undefined, { 'x-api-key': '' })).toMatchObject({ status: 503 });

@@ -15,6 +15,8 @@ export interface UpstreamFaultsOptions {
   intervalMs: number;
   /** Told about each call that revealed a fault. */
   onFault: (fault: UpstreamFault) => void;
+  /** Told of the credential share (the call's queue key) of each call the PIM answered other than 401 or 403. */
+  onAccepted?: ((share: string) => void) | undefined;
 }
 
 // A 2xx whose body could not be read as the JSON envelope: the PIM did not answer the request at all.
@@ -44,6 +46,7 @@ export function createUpstreamFaults({
   logger,
   intervalMs,
   onFault,
+  onAccepted,
 }: UpstreamFaultsOptions) {
   const log = createFaultLog(logger, intervalMs);
   // The server key alone: no credential of the caller's went with it.
@@ -58,9 +61,11 @@ export function createUpstreamFaults({
       const answer = await next(request, call);
       log.json();
       if (serverKeyOnly) log.keyAccepted();
+      onAccepted?.(call.queueKey ?? call.partition);
       return answer;
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error.status)) throw error;
+      if (error.status !== 401 && error.status !== 403) onAccepted?.(call.queueKey ?? call.partition);
       if (isNotJson(error)) {
         onFault('not_json');
         log.notJson(error.status);

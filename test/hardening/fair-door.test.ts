@@ -1,0 +1,53 @@
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
+
+const { start } = closedAfterEach();
+
+/** A POST whose head is complete but whose body never ends: the server counts it in flight from its head. */
+function heldPost(port: number, key: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-API-KEY: ${key}\r\n\r\n{"query":`,
+      );
+      resolve(socket);
+    });
+    socket.on('error', () => undefined).once('error', reject);
+  });
+}
+
+const askWithRealKey = async (url: string) =>
+  (
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'real-key-0001' },
+      body: JSON.stringify({ query: '{ classificationGroups(classificationId: "real") }' }),
+    })
+  ).status;
+
+// The door counts a request from its head, by the key it names, which nobody has checked yet: each made-up key was a
+// credential of its own, so bodies that never end, one key each, held every slot until HTTP_REQUEST_TIMEOUT_MS.
+describe('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL leaves room for real credentials', () => {
+  it.each([
+    ['one key', (_: number) => 'attacker-key'],
+    ['made-up keys, one per connection', (i: number) => `made-up-${i}`],
+  ])('8 held requests under %s', async (_name, keyOf) => {
+    const { upstream, facade } = await start(faults.ok, { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false' });
+    // The real key has been answered by the PIM before: it is known to be one.
+    expect(await askWithRealKey(facade.url)).toBe(200);
+    const sockets = await Promise.all(Array.from({ length: 8 }, (_, i) => heldPost(facade.port, keyOf(i))));
+    try {
+      await sleep(200);
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push(await askWithRealKey(facade.url));
+      // None of the held requests ever reached the PIM: nothing was authenticated, nothing refused.
+      expect(upstream.requests.filter((r) => r.headers['x-api-key'] !== 'real-key-0001')).toHaveLength(0);
+      expect(statuses).toEqual([200, 200, 200]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+});
