@@ -36,7 +36,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const credentials = createUpstreamCredentials(keys);
   const serverKey = keys.apiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: keys.apiKey };
   const credentialNames = credentials.names;
-  const onAccepted = credentials.accepted;
+  const onAccepted = (headers: Record<string, string>) => credentials.accepted(credentials.partition(headers));
   const faults = createUpstreamFaults({ serverKey, credentialNames, logger, intervalMs: 10_000, onFault, onAccepted });
   const client = createPimClient({
     ...pim,

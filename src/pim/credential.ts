@@ -50,14 +50,19 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     return sent;
   };
   // Only partitions the PIM accepted get in, so nobody can fill it; a fresh start re-learns them on first answers.
-  const accepted = new Set<string>();
+  // The server's own key is the operator's: taken as real from the start, so keyless callers always have their share.
+  const accepted = new Set<string>(apiKey === undefined ? [] : [partition({ [SERVER_KEY_HEADER]: apiKey })]);
+  const serverShare = [...accepted];
   return {
     names,
     partition,
     headers,
     accepted(share) {
       if (accepted.has(share)) return;
-      if (accepted.size >= MAX_DIGESTS) accepted.clear();
+      if (accepted.size >= MAX_DIGESTS) {
+        accepted.clear();
+        for (const kept of serverShare) accepted.add(kept);
+      }
       accepted.add(share);
     },
     doorShare(incoming) {

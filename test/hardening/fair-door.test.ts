@@ -50,4 +50,21 @@ describe('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL leaves room for real credentials', (
       for (const socket of sockets) socket.destroy();
     }
   });
+
+  // The server's key (PIM_API_KEY) is the operator's: callers without a key have their share from the start.
+  it("keeps the keyless callers' share on the server key from the start", async () => {
+    const { facade } = await start(faults.ok, {
+      HTTP_MAX_IN_FLIGHT: '8',
+      PIM_CACHE: 'false',
+      PIM_API_KEY: 'server-key-0123456789',
+    });
+    const sockets = await Promise.all(Array.from({ length: 6 }, (_, i) => heldPost(facade.port, `made-up-${i}`)));
+    try {
+      await sleep(200);
+      const keyless = await facade.post('{ classificationGroups(classificationId: "real") }');
+      expect(keyless.status).toBe(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
 });

@@ -15,8 +15,8 @@ export interface UpstreamFaultsOptions {
   intervalMs: number;
   /** Told about each call that revealed a fault. */
   onFault: (fault: UpstreamFault) => void;
-  /** Told of the credential share (the call's queue key) of each call the PIM answered other than 401 or 403. */
-  onAccepted?: ((share: string) => void) | undefined;
+  /** Told of the credential headers of each call the PIM answered other than 401, 403 or 429 (the key is real). */
+  onAccepted?: ((headers: Record<string, string>) => void) | undefined;
 }
 
 // A 2xx whose body could not be read as the JSON envelope: the PIM did not answer the request at all.
@@ -61,11 +61,12 @@ export function createUpstreamFaults({
       const answer = await next(request, call);
       log.json();
       if (serverKeyOnly) log.keyAccepted();
-      onAccepted?.(call.queueKey ?? call.partition);
+      onAccepted?.(call.headers);
       return answer;
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error.status)) throw error;
-      if (error.status !== 401 && error.status !== 403) onAccepted?.(call.queueKey ?? call.partition);
+      // A 429 may come before the key is checked.
+      if (error.status !== 401 && error.status !== 403 && error.status !== 429) onAccepted?.(call.headers);
       if (isNotJson(error)) {
         onFault('not_json');
         log.notJson(error.status);
