@@ -27,15 +27,18 @@ it.each([
       PIM_TIMEOUT_MS: '4000',
       PIM_COALESCE: coalesce,
     });
-    // Keyless client A: its first call holds the one connection until A's budget ends; its second, P, waits behind it.
+    // Keyless client A: its first call holds the one connection until A's budget ends; P and Q wait behind it.
     const a = postTimed(
       facade.origin,
-      '{ h: classificationGroups(classificationId: "hog") p: classificationGroups(classificationId: "P") }',
+      '{ h: classificationGroups(classificationId: "hog") p: classificationGroups(classificationId: "P") q: classificationGroups(classificationId: "Q") }',
     );
     await sleep(2_500);
-    // Keyless client B asks for P alone, 1.5 s before A's budget ends, with 4 s of its own: the connection frees
-    // when A's budget ends, and P answers at once.
-    const b = await postTimed(facade.origin, '{ p: classificationGroups(classificationId: "P") }');
+    // Keyless client B asks for P and Q (joining both), 1.5 s before A's budget ends, with 4 s of its own: the
+    // connection frees when A's budget ends, and P and Q answer at once.
+    const b = await postTimed(
+      facade.origin,
+      '{ p: classificationGroups(classificationId: "P") q: classificationGroups(classificationId: "Q") }',
+    );
     await a;
     expect(b.body.errors).toBeUndefined();
   },

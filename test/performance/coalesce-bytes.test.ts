@@ -38,13 +38,20 @@ it("a shared call refused by the first request's byte account is read again for 
   expect(upstream.requests.filter((r) => r.url.includes('/shared/'))).toHaveLength(2);
 });
 
-// A page too large for any request is no reason to read it again for each request that joined the call.
-it('reads a page too large for every request once, not once per request that joined it', async () => {
+// A page too large for any request is no reason to read it again for each request that joined the call, whether the
+// PIM declares its length or sends it in chunks.
+it.each([
+  ['with its length declared', false],
+  ['in chunks', true],
+])('reads a page too large for every request once, sent %s', async (_name, chunked) => {
   const { facade, upstream } = await servers.start(
     (_req, res) => {
       const timer = setTimeout(() => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: 200, meta: {}, data: [{ pad: 'x'.repeat(25_000) }] }));
+        const body = JSON.stringify({ status: 200, meta: {}, data: [{ pad: 'x'.repeat(25_000) }] });
+        if (!chunked) return void res.end(body);
+        res.write(body.slice(0, 12_000));
+        setTimeout(() => res.end(body.slice(12_000)), 20);
       }, 300);
       res.once('close', () => clearTimeout(timer));
     },

@@ -2,8 +2,11 @@ import { PimError } from './errors.ts';
 
 /** Upstream bytes one GraphQL request has read; each call's body is charged from its headers (readLimitedText). */
 export interface ByteAccount {
-  /** Counts `bytes` more, or throws UPSTREAM_TOO_LARGE (with `status`) past any cap. */
-  charge(bytes: number, status: number): void;
+  /**
+   * Counts `bytes` more of a body of which `body` bytes have come so far, or throws UPSTREAM_TOO_LARGE (with
+   * `status`) past any cap.
+   */
+  charge(bytes: number, status: number, body?: number): void;
   /** Gives back bytes of a body that was dropped before it was handed on. */
   refund(bytes: number): void;
   /**
@@ -25,9 +28,10 @@ export interface ByteLimitsOptions {
   maxInflightBytesPerCredential: number;
 }
 
-// The request's own limits, which its other reads count toward: a shared call refused so is read again for others.
-const requestLimit = (message: string, status?: number) =>
-  Object.assign(new PimError('UPSTREAM_TOO_LARGE', message, status), { requestLimit: true });
+// A refusal of the request's own limits: `requestLimit` when it is the request's other reads that pass them (a shared
+// call refused so is read again for the others), not when the body alone would.
+const mine = (others: boolean, message: string, status?: number) =>
+  Object.assign(new PimError('UPSTREAM_TOO_LARGE', message, status), { requestLimit: others });
 
 const tooMuch = (who: string, status?: number) =>
   new PimError('UPSTREAM_TOO_LARGE', `${who} too much catalog data right now; retry later`, status);
@@ -59,7 +63,8 @@ export function createByteLimits({
       let counted = 0;
       let open = true;
       // Charged after the release, bytes could never be given back: only the request's own cap applies then.
-      const hold = (nextUsed: number, nextSent: number, status?: number) => {
+      // `body`: the bytes so far of the body being charged; a body too large alone is no verdict on this request.
+      const hold = (nextUsed: number, nextSent: number, status?: number, body = 0) => {
         const next = Math.max(nextUsed, nextSent);
         if (!open) return;
         const more = next - counted;
@@ -67,7 +72,7 @@ export function createByteLimits({
         // A request alone past its credential's share would fail however often it were retried: said first.
         if (more > 0 && next > maxInflightBytesPerCredential) {
           const message = `The catalog answers of this request exceed ${maxInflightBytesPerCredential} bytes, the most its credential's requests may hold at once`;
-          throw requestLimit(message, status);
+          throw mine(body <= maxInflightBytesPerCredential, message, status);
         }
         if (more > 0 && held + more > maxInflightBytes) throw tooMuch('The server holds', status);
         if (more > 0 && own + more > maxInflightBytesPerCredential) {
@@ -78,15 +83,12 @@ export function createByteLimits({
         counted = next;
       };
       return {
-        charge(bytes, status) {
+        charge(bytes, status, body = bytes) {
           if (used + bytes > maxRequestBytes) {
             const message = `The catalog answers of this request exceed ${maxRequestBytes} bytes`;
-            // A body declared past the limit alone is too large for any request.
-            throw bytes > maxRequestBytes
-              ? new PimError('UPSTREAM_TOO_LARGE', message, status)
-              : requestLimit(message, status);
+            throw mine(body <= maxRequestBytes, message, status);
           }
-          hold(used + bytes, sent, status);
+          hold(used + bytes, sent, status, body);
           used += bytes;
         },
         refund(bytes) {

@@ -52,14 +52,14 @@ export async function readLimitedText(
     const declared = Number(headers['content-length']);
     if (declared > maxBytes) throw tooLarge();
     if (declared > 0) {
-      account.charge(declared, statusCode);
+      account.charge(declared, statusCode, declared);
       charged = declared;
     }
     for await (const chunk of body as AsyncIterable<Buffer>) {
       if (size + chunk.length > maxBytes) throw tooLarge();
       size += chunk.length;
       if (size > charged) {
-        account.charge(size - charged, statusCode);
+        account.charge(size - charged, statusCode, size);
         charged = size;
       }
       chunks.push(chunk);

@@ -83,9 +83,8 @@ export function createCoalescing({
       flight.controller.abort(reason);
     };
 
-    // Joiners that already read a page again once (below): they take the next verdict as it is.
-    const rereading = new WeakSet<CallOptions>();
-    const coalesced = (request: Parameters<typeof next>[0], call: CallOptions): Promise<Answer> => {
+    // `askedAgain`: a joiner's second try (below), which takes the next verdict as it is.
+    const coalesced = (request: Parameters<typeof next>[0], call: CallOptions, askedAgain = false): Promise<Answer> => {
       const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
       const key = `${call.partition} ${request.path}`;
@@ -105,12 +104,11 @@ export function createCoalescing({
             const again =
               error instanceof PimError &&
               (error.requestLimit === true || (error.code === 'BUDGET_EXCEEDED' && call.deadline > flight.deadline)) &&
-              !rereading.has(call) &&
+              !askedAgain &&
               !signal?.aborted &&
               Date.now() < call.deadline;
             if (!again) throw error;
-            rereading.add(call);
-            return coalesced(request, call);
+            return coalesced(request, call, true);
           })
         : flight.result;
       // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.
@@ -136,6 +134,6 @@ export function createCoalescing({
         );
       });
     };
-    return coalesced;
+    return (request, call) => coalesced(request, call);
   };
 }
