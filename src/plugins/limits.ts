@@ -1,12 +1,16 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
   BREAK,
+  getOperationAST,
   GraphQLError,
   Kind,
   visit,
   type DocumentNode,
   type ExecutionResult,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
   type ValidationContext,
+  type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
@@ -122,24 +126,50 @@ function incremental(document: DocumentNode): boolean {
 }
 
 /**
- * Whether executing this document with these variables streams its result: a @defer or @stream whose `if:` is
- * absent, `true`, or a variable sent as true (one left to its default is taken as not streaming).
+ * Whether running this operation with these variables certainly streams its result: it reaches, through no `@skip`
+ * or `@include`, a @defer or @stream whose `if:` is absent, `true`, or a variable that is true (sent, or by its
+ * default). A case it cannot be sure of counts as not streaming (Yoga still answers it).
  */
-export function streams(document: DocumentNode, variables: Readonly<Record<string, unknown>> | undefined): boolean {
+export function streams(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): boolean {
   if (!incremental(document)) return false;
-  let found = false;
-  visit(document, {
-    Directive(node) {
-      if (node.name.value !== 'defer' && node.name.value !== 'stream') return;
-      const condition = node.arguments?.find((argument) => argument.name.value === 'if')?.value;
-      found =
-        condition === undefined ||
-        (condition.kind === Kind.BOOLEAN && condition.value) ||
-        (condition.kind === Kind.VARIABLE && variables?.[condition.name.value] === true);
-      return found ? BREAK : undefined;
-    },
-  });
-  return found;
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return false;
+  const valueOf = (name: string) => {
+    if (variables && name in variables) return variables[name];
+    const fallback = operation.variableDefinitions?.find((v) => v.variable.name.value === name)?.defaultValue;
+    return fallback?.kind === Kind.BOOLEAN ? fallback.value : undefined;
+  };
+  const applies = (condition: ValueNode | undefined) =>
+    condition === undefined ||
+    (condition.kind === Kind.BOOLEAN && condition.value) ||
+    (condition.kind === Kind.VARIABLE && valueOf(condition.name.value) === true);
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const seen = new Set<string>();
+  const reaches = ({ selections }: SelectionSetNode): boolean =>
+    selections.some((selection) => {
+      const directives = selection.directives ?? [];
+      if (directives.some(({ name }) => name.value === 'skip' || name.value === 'include')) return false;
+      const streamed = directives.some(
+        ({ name, arguments: args }) =>
+          (name.value === 'defer' || name.value === 'stream') &&
+          applies(args?.find((argument) => argument.name.value === 'if')?.value),
+      );
+      if (streamed) return true;
+      if (selection.kind !== Kind.FRAGMENT_SPREAD)
+        return selection.selectionSet ? reaches(selection.selectionSet) : false;
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || seen.has(fragment.name.value)) return false;
+      seen.add(fragment.name.value);
+      return reaches(fragment.selectionSet);
+    });
+  return reaches(operation.selectionSet);
 }
 
 /**

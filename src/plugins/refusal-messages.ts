@@ -98,7 +98,8 @@ export function useRefusalMessages(): Plugin {
     // An answer that would stream, to a client that takes no stream: Yoga found out once the result was there.
     onExecute({ args, setResultAndStopExecution }) {
       const { request } = args.contextValue as { request: Request };
-      if (acceptsStreams(request.headers.get('accept')) || !streams(args.document, args.variableValues)) return;
+      if (acceptsStreams(request.headers.get('accept'))) return;
+      if (!streams(args.document, args.operationName, args.variableValues)) return;
       setResultAndStopExecution({ errors: [streamNotAccepted()] });
     },
     onResponse({ request, response, setResponse, fetchAPI }) {

@@ -303,6 +303,38 @@ describe('406', () => {
       body: JSON.stringify({ query, variables: { s: false } }),
     });
     expect(plain.status).toBe(200);
+    // Streamed by its variable's default: refused before any call too.
+    fixture.upstream.reset();
+    const byDefault =
+      'query($s: Boolean = true) { a: catalogProducts(catalogId: "A") ... @defer(if: $s) { b: catalogProducts(catalogId: "B") } }';
+    const refused = await viaFetch('/graphql', {
+      method: 'POST',
+      headers: { ...json, accept },
+      body: JSON.stringify({ query: byDefault }),
+    });
+    expect([refused.status, fixture.upstream.requests.length]).toEqual([406, 0]);
+  });
+
+  // Only the operation run counts, and only what it certainly runs.
+  it.each([
+    [
+      'another operation of the document',
+      { query: 'query Plain { __typename } query Deferred { ... @defer { __typename } }', operationName: 'Plain' },
+    ],
+    [
+      'a @defer under @include(if: false)',
+      {
+        query: 'query($v: Boolean) { ... @include(if: false) { ... @defer(if: $v) { __typename } } }',
+        variables: { v: true },
+      },
+    ],
+  ])('answers an operation that does not stream beside %s', async (_name, request) => {
+    const response = await fetch(`${fixture.facade.origin}/graphql`, {
+      method: 'POST',
+      headers: { ...json, accept: 'application/graphql-response+json, application/json' },
+      body: JSON.stringify(request),
+    });
+    expect(response.status).toBe(200);
   });
 
   // What clients send: Yoga's rules (wildcards; a charset other than UTF-8 rules a type out; q-values unread).
