@@ -184,8 +184,10 @@ export function createContextFactory({
   return { context, plugin, bytes: (initial) => stateOf(initial).upstreamBytes };
 }
 
-// An IPv6 address with zone and port, quoted as RFC 7239 writes it, fits; a longer entry is no address.
+// An IPv6 address with its zone fits; a longer one is no address. A proxy's whole entry (RFC 7239 with its
+// proto, host and by) is read up to four times that.
 const MAX_ADDRESS_LENGTH = 64;
+const MAX_ENTRY_LENGTH = 256;
 
 /**
  * The client's address as the nearest trusted proxy saw it: the last entry it wrote into `name`.
@@ -194,16 +196,23 @@ const MAX_ADDRESS_LENGTH = 64;
  */
 function clientAddress(headers: Headers, name: string | undefined): string | undefined {
   const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
-  return last && last.length <= MAX_ADDRESS_LENGTH ? `address ${hostOf(last)}` : undefined;
+  const address = last && last.length <= MAX_ENTRY_LENGTH ? hostOf(last) : undefined;
+  return address && address.length <= MAX_ADDRESS_LENGTH ? `address ${address}` : undefined;
 }
 
+// A port as RFC 7239 §6 writes it: digits, or an obfuscated `_name`.
+const PORT = String.raw`(?::(?:\d+|_[\w.-]+))?`;
+const bracketed = new RegExp(String.raw`^\[([^\]]*)\]${PORT}$`);
+const named = new RegExp(String.raw`^(\d{1,3}(?:\.\d{1,3}){3}|_[\w.-]+|unknown)${PORT}$`, 'i');
+
 /**
- * The address alone: a proxy may write the client's port too (RFC 7239 §6 `for="192.0.2.43:47011"`, or `IP:port`
- * in X-Forwarded-For), which would make each of a client's connections a share of its own.
+ * The address alone: a `Forwarded` entry's `for=` node, and of a node its address without the port a proxy may write
+ * (RFC 7239 §6 `for="192.0.2.43:47011"`, or `IP:port` in X-Forwarded-For), which would make each of a client's
+ * connections a share of its own. A bare IPv6 address (X-Forwarded-For) has colons of its own and stays whole.
  */
 function hostOf(entry: string): string {
-  const node = (/(?:^|;)\s*for=("[^"]*"|[^;]*)/i.exec(entry)?.[1] ?? entry).replace(/^"|"$/g, '');
-  return /^\[([^\]]*)\](?::\d+)?$/.exec(node)?.[1] ?? /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(node)?.[1] ?? node;
+  const node = (/(?:^|;)\s*for=("[^"]*"|[^;]*)/i.exec(entry)?.[1] ?? entry).trim().replace(/^"|"$/g, '');
+  return bracketed.exec(node)?.[1] ?? named.exec(node)?.[1] ?? node;
 }
 
 function createAllowance(limit: number): Allowance {

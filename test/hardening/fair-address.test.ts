@@ -18,8 +18,15 @@ describe('TRUSTED_CLIENT_IP_HEADER groups a client by its address', () => {
   it.each([
     ['Forwarded', (ip: string, port: number) => `for="${ip}:${port}";proto=https`],
     ['X-Forwarded-For', (ip: string, port: number) => `${ip}:${port}`],
+    // HAProxy's `option forwarded`: four parameters, 87 characters.
+    [
+      'Forwarded',
+      (ip: string, port: number) => `proto=https;host="catalog-graphql.example.com";by=10.9.9.9;for="${ip}:${port}"`,
+    ],
+    // An obfuscated port (RFC 7239 §6.3).
+    ['Forwarded', (ip: string, port: number) => `for="${ip}:_p${port}"`],
   ])(
-    '%s with the client port: ten connections of one address are one share',
+    '%s with the client port: ten connections of one address are one share (entry %#)',
     async (header, entry) => {
       const { handler, peaks } = slowBurst((req) => req.url?.match(/classifications\/slow([AB])/)?.[1], 300);
       const upstream = await startUpstream(handler);
