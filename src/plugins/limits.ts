@@ -5,6 +5,7 @@ import {
   GraphQLError,
   Kind,
   visit,
+  type DirectiveNode,
   type DocumentNode,
   type ExecutionResult,
   type FragmentDefinitionNode,
@@ -126,9 +127,9 @@ function incremental(document: DocumentNode): boolean {
 }
 
 /**
- * Whether running this operation with these variables certainly streams its result: it reaches, through no `@skip`
- * or `@include`, a @defer or @stream whose `if:` is absent, `true`, or a variable that is true (sent, or by its
- * default). A case it cannot be sure of counts as not streaming (Yoga still answers it).
+ * Whether running this operation with these variables certainly streams its result: it reaches, through selections
+ * that certainly run (`@skip`/`@include` known from literals, variables sent or their defaults), a @defer or @stream
+ * whose `if:` is absent or known true. A case it cannot be sure of counts as not streaming (Yoga still answers it).
  */
 export function streams(
   document: DocumentNode,
@@ -143,10 +144,21 @@ export function streams(
     const fallback = operation.variableDefinitions?.find((v) => v.variable.name.value === name)?.defaultValue;
     return fallback?.kind === Kind.BOOLEAN ? fallback.value : undefined;
   };
-  const applies = (condition: ValueNode | undefined) =>
-    condition === undefined ||
-    (condition.kind === Kind.BOOLEAN && condition.value) ||
-    (condition.kind === Kind.VARIABLE && valueOf(condition.name.value) === true);
+  // An `if:` argument's value: true or false when it can be known before running, else undefined.
+  const known = (condition: ValueNode | undefined, absent: boolean) => {
+    if (condition === undefined) return absent;
+    if (condition.kind === Kind.BOOLEAN) return condition.value;
+    const value = condition.kind === Kind.VARIABLE ? valueOf(condition.name.value) : undefined;
+    return typeof value === 'boolean' ? value : undefined;
+  };
+  const ifOf = ({ arguments: args }: DirectiveNode) => args?.find((argument) => argument.name.value === 'if')?.value;
+  // Runs for certain: no `@skip` that is or may be true, no `@include` that is or may be false.
+  const runs = (directives: readonly DirectiveNode[]) =>
+    directives.every(
+      (directive) =>
+        (directive.name.value !== 'skip' || known(ifOf(directive), true) === false) &&
+        (directive.name.value !== 'include' || known(ifOf(directive), true) === true),
+    );
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -155,11 +167,11 @@ export function streams(
   const reaches = ({ selections }: SelectionSetNode): boolean =>
     selections.some((selection) => {
       const directives = selection.directives ?? [];
-      if (directives.some(({ name }) => name.value === 'skip' || name.value === 'include')) return false;
+      if (!runs(directives)) return false;
       const streamed = directives.some(
-        ({ name, arguments: args }) =>
-          (name.value === 'defer' || name.value === 'stream') &&
-          applies(args?.find((argument) => argument.name.value === 'if')?.value),
+        (directive) =>
+          (directive.name.value === 'defer' || directive.name.value === 'stream') &&
+          known(ifOf(directive), true) === true,
       );
       if (streamed) return true;
       if (selection.kind !== Kind.FRAGMENT_SPREAD)

@@ -315,6 +315,27 @@ describe('406', () => {
     expect([refused.status, fixture.upstream.requests.length]).toEqual([406, 0]);
   });
 
+  // Under @skip/@include whose values are known, a @defer that certainly runs is refused before any call.
+  it.each([
+    ['@include(if: true)', '... @include(if: true) { ... @defer { b: catalogProducts(catalogId: "B") } }', undefined],
+    ['@skip(if: false)', '... @defer @skip(if: false) { b: catalogProducts(catalogId: "B") }', undefined],
+    [
+      '@skip(if: $s), $s false',
+      '... @skip(if: $s) { ... @defer { b: catalogProducts(catalogId: "B") } }',
+      { s: false },
+    ],
+  ])('refuses a @defer under %s before any call', async (_name, selection, variables) => {
+    fixture.upstream.reset();
+    const declared = variables ? '($s: Boolean!)' : '';
+    const query = `query${declared} { a: catalogProducts(catalogId: "A") ${selection} }`;
+    const refusal = await viaFetch('/graphql', {
+      method: 'POST',
+      headers: { ...json, accept: 'application/graphql-response+json, application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    expect([refusal.status, fixture.upstream.requests.length]).toEqual([406, 0]);
+  });
+
   // Only the operation run counts, and only what it certainly runs.
   it.each([
     [
