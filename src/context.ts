@@ -195,9 +195,27 @@ const MAX_ENTRY_LENGTH = 256;
  * calls queue, stays short whatever a misconfigured proxy lets through.
  */
 function clientAddress(headers: Headers, name: string | undefined): string | undefined {
-  const last = name === undefined ? undefined : headers.get(name)?.split(',').at(-1)?.trim();
+  const value = name === undefined ? undefined : headers.get(name);
+  const last = value ? split(value, ',').at(-1) : undefined;
   const address = last && last.length <= MAX_ENTRY_LENGTH ? hostOf(last) : undefined;
   return address && address.length <= MAX_ADDRESS_LENGTH ? `address ${address}` : undefined;
+}
+
+// A header's list split at `separator` (`,` between entries, `;` between a Forwarded entry's parameters); one inside a
+// quoted string (RFC 7239 `host="a,for=b"`, a Host the client chose) splits nothing. One pass: a pattern looking
+// ahead from every separator would take quadratic time on a long header.
+function split(value: string, separator: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i];
+    if (char === '"') quoted = !quoted;
+    else if (char === '\\' && quoted) i++;
+    else if (char === separator && !quoted) (parts.push(value.slice(start, i).trim()), (start = i + 1));
+  }
+  parts.push(value.slice(start).trim());
+  return parts;
 }
 
 // A port as RFC 7239 §6 writes it: digits, or an obfuscated `_name`.
@@ -211,7 +229,8 @@ const named = new RegExp(String.raw`^(\d{1,3}(?:\.\d{1,3}){3}|_[\w.-]+|unknown)$
  * connections a share of its own. A bare IPv6 address (X-Forwarded-For) has colons of its own and stays whole.
  */
 function hostOf(entry: string): string {
-  const node = (/(?:^|;)\s*for=("[^"]*"|[^;]*)/i.exec(entry)?.[1] ?? entry).trim().replace(/^"|"$/g, '');
+  const param = split(entry, ';').find((part) => /^for=/i.test(part));
+  const node = (param === undefined ? entry : param.slice(4)).trim().replace(/^"|"$/g, '');
   return bracketed.exec(node)?.[1] ?? named.exec(node)?.[1] ?? node;
 }
 

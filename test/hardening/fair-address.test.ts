@@ -25,6 +25,12 @@ describe('TRUSTED_CLIENT_IP_HEADER groups a client by its address', () => {
     ],
     // An obfuscated port (RFC 7239 §6.3).
     ['Forwarded', (ip: string, port: number) => `for="${ip}:_p${port}"`],
+    // The Host the client chose, quoted by the proxy, with a `;` and a `,` and `for=`s of the client's own in it.
+    [
+      'Forwarded',
+      (ip: string, port: number) =>
+        `host="x.example.com;for=198.51.100.${port % 250},for=203.0.113.${port % 250}";by=10.9.9.9;for="${ip}:${port}"`,
+    ],
   ])(
     '%s with the client port: ten connections of one address are one share (entry %#)',
     async (header, entry) => {
