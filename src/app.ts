@@ -36,8 +36,11 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const credentials = createUpstreamCredentials(keys);
   const serverKey = keys.apiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: keys.apiKey };
   const credentialNames = credentials.names;
+  // Keys the PIM accepts or refuses: the door counts a key as a credential of its own only while it is real.
   const onAccepted = (headers: Record<string, string>) => credentials.accepted(credentials.partition(headers));
-  const faults = createUpstreamFaults({ serverKey, credentialNames, logger, intervalMs: 10_000, onFault, onAccepted });
+  const onRefused = (headers: Record<string, string>) => credentials.refused(credentials.partition(headers));
+  const faultHooks = { onFault, onAccepted, onRefused };
+  const faults = createUpstreamFaults({ serverKey, credentialNames, logger, intervalMs: 10_000, ...faultHooks });
   const client = createPimClient({
     ...pim,
     baseUrl: config.pimBaseUrl,

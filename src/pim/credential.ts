@@ -22,8 +22,10 @@ export interface UpstreamCredentials {
    * whatever else was forwarded; without one, everything forwarded.
    */
   partition(headers: Readonly<Record<string, string>>): string;
-  /** The PIM answered a call of this partition other than 401 or 403: its key is real. */
+  /** The PIM answered a call of this partition other than 401, 403 or 429: its key is real. */
   accepted(partition: string): void;
+  /** The PIM refused a call of this partition (401, 403): its key no longer counts as real (the server's aside). */
+  refused(partition: string): void;
   /**
    * The share a request counts in at the door (HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL): its partition once the PIM has
    * accepted its key, else one share for every key not seen accepted, so made-up keys (each a partition of its
@@ -64,6 +66,9 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
         for (const kept of serverShare) accepted.add(kept);
       }
       accepted.add(share);
+    },
+    refused(share) {
+      if (!serverShare.includes(share)) accepted.delete(share);
     },
     doorShare(incoming) {
       const share = partition(headers(incoming));

@@ -67,4 +67,27 @@ describe('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL leaves room for real credentials', (
       for (const socket of sockets) socket.destroy();
     }
   });
+
+  // A key the PIM accepted, then refused (revoked, leaked): no longer a credential of its own at the door.
+  it('counts a key the PIM has since refused with the keys never seen accepted', async () => {
+    let revoked = false;
+    const { facade } = await start(
+      (req, res) => {
+        if (revoked && req.headers['x-api-key'] === 'real-key-0001') return void res.writeHead(401).end('{}');
+        faults.ok(req, res);
+      },
+      { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' },
+    );
+    expect(await askWithRealKey(facade.url)).toBe(200);
+    revoked = true;
+    expect(await askWithRealKey(facade.url)).toBe(200); // the PIM's 401, as a GraphQL error
+    const sockets = await Promise.all(Array.from({ length: 6 }, (_, i) => heldPost(facade.port, `made-up-${i}`)));
+    try {
+      await sleep(200);
+      // The made-up keys hold the share of keys not seen accepted, which the revoked key is now one of.
+      expect(await askWithRealKey(facade.url)).toBe(503);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
 });

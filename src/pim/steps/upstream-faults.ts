@@ -17,6 +17,8 @@ export interface UpstreamFaultsOptions {
   onFault: (fault: UpstreamFault) => void;
   /** Told of the credential headers of each call the PIM answered other than 401, 403 or 429 (the key is real). */
   onAccepted?: ((headers: Record<string, string>) => void) | undefined;
+  /** Told of the credential headers of each call the PIM refused with 401 or 403. */
+  onRefused?: ((headers: Record<string, string>) => void) | undefined;
 }
 
 // A 2xx whose body could not be read as the JSON envelope: the PIM did not answer the request at all.
@@ -47,6 +49,7 @@ export function createUpstreamFaults({
   intervalMs,
   onFault,
   onAccepted,
+  onRefused,
 }: UpstreamFaultsOptions) {
   const log = createFaultLog(logger, intervalMs);
   // The server key alone: no credential of the caller's went with it.
@@ -66,7 +69,8 @@ export function createUpstreamFaults({
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error.status)) throw error;
       // A 429 may come before the key is checked.
-      if (error.status !== 401 && error.status !== 403 && error.status !== 429) onAccepted?.(call.headers);
+      if (error.status === 401 || error.status === 403) onRefused?.(call.headers);
+      else if (error.status !== 429) onAccepted?.(call.headers);
       if (isNotJson(error)) {
         onFault('not_json');
         log.notJson(error.status);
