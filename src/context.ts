@@ -214,6 +214,8 @@ function split(value: string, separator: string): string[] {
     else if (char === '\\' && quoted) i++;
     else if (char === separator && !quoted) (parts.push(value.slice(start, i).trim()), (start = i + 1));
   }
+  // A quote left open (a client's own entry, the proxy's added after it) would hide the proxy's entries in it.
+  if (quoted) return value.split(separator).map((part) => part.trim());
   parts.push(value.slice(start).trim());
   return parts;
 }

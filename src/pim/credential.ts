@@ -24,7 +24,7 @@ export interface UpstreamCredentials {
   partition(headers: Readonly<Record<string, string>>): string;
   /** The PIM answered a call of this partition other than 401, 403 or 429: its key is real. */
   accepted(partition: string): void;
-  /** The PIM refused a call of this partition (401, 403): its key no longer counts as real (the server's aside). */
+  /** The PIM refused a call of this partition (401): its key no longer counts as real (the server's aside). */
   refused(partition: string): void;
   /**
    * The share a request counts in at the door (HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL): its partition once the PIM has

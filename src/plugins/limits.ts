@@ -140,7 +140,7 @@ export function streams(
   const operation = getOperationAST(document, operationName);
   if (!operation) return false;
   const valueOf = (name: string) => {
-    if (variables && name in variables) return variables[name];
+    if (variables && Object.hasOwn(variables, name)) return variables[name];
     const fallback = operation.variableDefinitions?.find((v) => v.variable.name.value === name)?.defaultValue;
     return fallback?.kind === Kind.BOOLEAN ? fallback.value : undefined;
   };

@@ -25,6 +25,9 @@ describe('TRUSTED_CLIENT_IP_HEADER groups a client by its address', () => {
     ],
     // An obfuscated port (RFC 7239 §6.3).
     ['Forwarded', (ip: string, port: number) => `for="${ip}:_p${port}"`],
+    // A quote the client left open in its own entry, the proxy's added after it (nginx's $proxy_add_x_forwarded_for).
+    ['X-Forwarded-For', (ip: string, port: number) => `"r${port}, ${ip}`],
+    ['Forwarded', (ip: string, port: number) => `for="r${port}, for=${ip}`],
     // The Host the client chose, quoted by the proxy, with a `;` and a `,` and `for=`s of the client's own in it.
     [
       'Forwarded',

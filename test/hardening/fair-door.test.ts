@@ -90,4 +90,26 @@ describe('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL leaves room for real credentials', (
       for (const socket of sockets) socket.destroy();
     }
   });
+
+  // A 403 may be about one resource the key may not read: the key stays a credential of its own.
+  it('keeps the share of a key the PIM forbids one resource', async () => {
+    const { facade } = await start(
+      (req, res) => (req.url?.includes('/forbidden/') ? void res.writeHead(403).end('{}') : faults.ok(req, res)),
+      { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' },
+    );
+    expect(await askWithRealKey(facade.url)).toBe(200);
+    const forbidden = await fetch(facade.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'real-key-0001' },
+      body: JSON.stringify({ query: '{ classificationGroups(classificationId: "forbidden") }' }),
+    });
+    expect(forbidden.status).toBe(200);
+    const sockets = await Promise.all(Array.from({ length: 6 }, (_, i) => heldPost(facade.port, `made-up-${i}`)));
+    try {
+      await sleep(200);
+      expect(await askWithRealKey(facade.url)).toBe(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
 });

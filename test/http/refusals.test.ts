@@ -336,6 +336,19 @@ describe('406', () => {
     expect([refusal.status, fixture.upstream.requests.length]).toEqual([406, 0]);
   });
 
+  // A variable named like a property every object has is still read from the variables sent (here by its default).
+  it('reads a variable named toString from the variables, not from their prototype', async () => {
+    fixture.upstream.reset();
+    const query =
+      'query($toString: Boolean = false) { a: catalogProducts(catalogId: "A") ... @skip(if: $toString) { ... @defer { b: catalogProducts(catalogId: "B") } } }';
+    const refusal = await viaFetch('/graphql', {
+      method: 'POST',
+      headers: { ...json, accept: 'application/json' },
+      body: JSON.stringify({ query, variables: {} }),
+    });
+    expect([refusal.status, fixture.upstream.requests.length]).toEqual([406, 0]);
+  });
+
   // Only the operation run counts, and only what it certainly runs.
   it.each([
     [

@@ -17,7 +17,7 @@ export interface UpstreamFaultsOptions {
   onFault: (fault: UpstreamFault) => void;
   /** Told of the credential headers of each call the PIM answered other than 401, 403 or 429 (the key is real). */
   onAccepted?: ((headers: Record<string, string>) => void) | undefined;
-  /** Told of the credential headers of each call the PIM refused with 401 or 403. */
+  /** Told of the credential headers of each call the PIM refused with 401. */
   onRefused?: ((headers: Record<string, string>) => void) | undefined;
 }
 
@@ -68,9 +68,9 @@ export function createUpstreamFaults({
       return answer;
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error.status)) throw error;
-      // A 429 may come before the key is checked.
-      if (error.status === 401 || error.status === 403) onRefused?.(call.headers);
-      else if (error.status !== 429) onAccepted?.(call.headers);
+      // A 401 is the key refused; a 403 may be about one resource only, and a 429 may come before the key is checked.
+      if (error.status === 401) onRefused?.(call.headers);
+      else if (error.status !== 403 && error.status !== 429) onAccepted?.(call.headers);
       if (isNotJson(error)) {
         onFault('not_json');
         log.notJson(error.status);
