@@ -5,10 +5,13 @@ import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
 const HALF_OPEN_MS = 1_000;
+const q = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
 
-// The one trial call of a half-open breaker may be answered by the HTTP cache, which proves nothing of the PIM: it
-// reopened the breaker, and with pages kept fresh (a shared Redis cache) a PIM that was back stayed refused.
-it('closes the breaker once the PIM is back, whatever call happens to be the half-open trial', async () => {
+/**
+ * A façade whose PIM answered `pages` pages (C0, C1, …; the HTTP cache holds them fresh for five minutes), then
+ * failed until the breaker opened; `back()` brings the PIM back.
+ */
+async function openedAfterReading(pages: number) {
   let down = false;
   const handler: UpstreamHandler = (req, res) => {
     if (down) return void res.writeHead(500).end();
@@ -20,15 +23,20 @@ it('closes the breaker once the PIM is back, whatever call happens to be the hal
     PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
     PIM_RETRIES: '0',
   });
-  const q = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
-  // Pages read before the outage: the HTTP cache holds them fresh for five minutes.
-  for (let i = 0; i < 3; i++) expect((await facade.post(q(`C${i}`))).body.errors).toBeUndefined();
+  for (let i = 0; i < pages; i++) expect((await facade.post(q(`C${i}`))).body.errors).toBeUndefined();
   down = true;
   for (let i = 0; facade.app.upstream.breaker !== 'open'; i++) {
     expect(i).toBeLessThan(20);
     await facade.post(q(`F${i}`));
   }
-  down = false;
+  return { facade, back: () => void (down = false) };
+}
+
+// The one trial call of a half-open breaker may be answered by the HTTP cache, which proves nothing of the PIM: it
+// reopened the breaker, and with pages kept fresh (a shared Redis cache) a PIM that was back stayed refused.
+it('closes the breaker once the PIM is back, whatever call happens to be the half-open trial', async () => {
+  const { facade, back } = await openedAfterReading(3);
+  back();
 
   const failed: string[] = [];
   for (let i = 0; i < 2; i++) {
@@ -44,23 +52,7 @@ it('closes the breaker once the PIM is back, whatever call happens to be the hal
 }, 20_000);
 
 it('reopens when the probe standing trial for a cached answer fails, and still serves that answer', async () => {
-  let down = false;
-  const handler: UpstreamHandler = (req, res) => {
-    if (down) return void res.writeHead(500).end();
-    res.setHeader('cache-control', 'max-age=300');
-    echo(req, res);
-  };
-  const { facade } = await servers.start(handler, {
-    PIM_BREAKER_THRESHOLD: '2',
-    PIM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS),
-    PIM_RETRIES: '0',
-  });
-  expect((await facade.post('{ p: catalogProducts(catalogId: "C0") }')).body.errors).toBeUndefined();
-  down = true;
-  for (let i = 0; facade.app.upstream.breaker !== 'open'; i++) {
-    expect(i).toBeLessThan(20);
-    await facade.post(`{ p: catalogProducts(catalogId: "F${i}") }`);
-  }
+  const { facade } = await openedAfterReading(1);
   await sleep(HALF_OPEN_MS + 100);
   const old = await facade.post('{ again: catalogProducts(catalogId: "C0") }');
   expect(old.body.errors).toBeUndefined();

@@ -178,8 +178,9 @@ export function createBreaker({
       if (handover && probe && 'result' in outcome) return (handover.resolve(outcome.result), probeTrial(probe));
       throw pimError('UPSTREAM_UNAVAILABLE', UNPROVEN);
     };
+    let result: Answer | undefined;
     try {
-      const result = await breaker.execute(async () => {
+      result = await breaker.execute(async () => {
         try {
           const result = await next(request, call);
           // The HTTP cache below answered, not the PIM.
@@ -207,15 +208,17 @@ export function createBreaker({
           return provesNothing({ error });
         }
       });
-      if (answer) throw answer;
-      if (unproven) return 'result' in unproven ? unproven.result : Promise.reject(unproven.error);
-      return result!;
     } catch (error) {
-      if (unproven && 'result' in unproven) return unproven.result;
-      if (unproven) throw unproven.error;
       if (error instanceof BrokenCircuitError) throw pimError('UPSTREAM_UNAVAILABLE', error);
-      throw error;
+      if (!unproven) throw error;
     }
+    // Whatever the breaker made of an outcome that proves nothing, the caller gets that outcome.
+    if (unproven) {
+      if ('result' in unproven) return unproven.result;
+      throw unproven.error;
+    }
+    if (answer) throw answer;
+    return result!;
   };
 
   const status: UpstreamStatus = {
