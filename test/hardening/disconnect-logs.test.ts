@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { echo, startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 
@@ -8,8 +8,9 @@ let facade: Facade;
 const { logger, lines, raw } = captureLogs('debug');
 
 beforeAll(async () => {
-  // Never answers: every call is still in flight when its client leaves.
-  upstream = await startUpstream(() => undefined);
+  // Answers after 300 ms: every call is still in flight when its client leaves, and frees its slot for the next
+  // request's calls once answered (cancelled-calls.test.ts).
+  upstream = await startUpstream((req, res) => void setTimeout(() => res.destroyed || echo(req, res), 300));
   facade = await startFacade(
     upstream.url,
     { PIM_CACHE: 'false', GRAPHQL_BUDGET_MS: '60000', PIM_TIMEOUT_MS: '60000' },
@@ -34,7 +35,9 @@ async function abandoned(request: number): Promise<void> {
     body: JSON.stringify({ query: `{ ${fields.join(' ')} }` }),
     signal: controller.signal,
   }).catch(() => 'aborted');
-  await expect.poll(() => upstream.requests.filter((r) => r.url.includes(`/R${request}-`)).length).toBeGreaterThan(0);
+  await expect
+    .poll(() => upstream.requests.filter((r) => r.url.includes(`/R${request}-`)).length, { timeout: 5_000 })
+    .toBeGreaterThan(0);
   controller.abort();
   expect(await answer).toBe('aborted');
 }

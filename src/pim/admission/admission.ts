@@ -116,6 +116,8 @@ function timedHandler(
   sent?: AdmissionDispatchOptions['sent'],
 ): Dispatcher.DispatchHandler & { fail(error: Error): void } {
   let controller: Dispatcher.DispatchController | undefined;
+  // What the handler is given in place of `controller` (see leavable()).
+  let facing: ReturnType<typeof leavable> | undefined;
   let expired: Error | undefined;
   let ended = false;
   let failed = false;
@@ -124,6 +126,7 @@ function timedHandler(
     controller?.abort(expired);
   }, timeoutMs);
   const end = () => {
+    if (ended) return;
     ended = true;
     clearTimeout(timer);
     release();
@@ -136,29 +139,76 @@ function timedHandler(
       end();
       controller?.abort(error);
       if (told) return;
-      if (controller) tell(handler, error, () => undefined, controller);
+      if (controller) tell(handler, error, () => undefined, facing ?? controller);
       else refuse(handler, error);
     },
     onRequestStart(c, context) {
       controller = c;
-      handler.onRequestStart?.(c, context);
+      facing = leavable(c, (reason) => handler.onResponseError?.(facing!, reason));
+      handler.onRequestStart?.(facing, context);
       if (expired) c.abort(expired);
+      facing.sent = true;
     },
-    onRequestUpgrade: (...args) => handler.onRequestUpgrade?.(...args),
+    onRequestUpgrade: (_c, ...args) => handler.onRequestUpgrade?.(facing!, ...args),
     onResponseStart(c, statusCode, ...rest) {
+      // The PIM has done the work its caller left: the connection closes rather than read an answer nobody takes.
+      if (facing!.left) return c.abort(facing!.left);
+      facing!.answered = true;
       if (statusCode === 304 && sent) sent.confirmed = true;
-      handler.onResponseStart?.(c, statusCode, ...rest);
+      handler.onResponseStart?.(facing!, statusCode, ...rest);
     },
-    onResponseData: (...args) => handler.onResponseData?.(...args),
-    onResponseEnd(c, trailers) {
+    onResponseData: (_c, chunk) => handler.onResponseData?.(facing!, chunk),
+    onResponseEnd(_c, trailers) {
       end();
-      handler.onResponseEnd?.(c, trailers);
+      handler.onResponseEnd?.(facing!, trailers);
     },
     onResponseError(c, error) {
-      // After fail() the handler has already heard this call's end; the abort's echo is not news.
-      if (ended && failed) return;
+      // After fail() the handler has already heard this call's end; the abort's echo is not news. A caller that
+      // left heard it then.
+      if ((ended && failed) || facing?.left) return end();
       end();
-      handler.onResponseError?.(c, error);
+      handler.onResponseError?.(facing ?? c, error);
+    },
+  };
+}
+
+/**
+ * The controller the caller's side sees. A caller that leaves (its signal, or coalescing's once the last joiner
+ * left) after the request went out and before the PIM answered does not close the connection: the PIM would go on
+ * working on a request nobody can answer, outside PIM_MAX_CONCURRENCY (most servers notice a closed connection
+ * only when they write). The caller hears its end at once (`leave`); the call keeps its slot until the PIM answers,
+ * fails or runs out of time. Any other abort (nothing sent yet, or the answer's body unwanted) closes it.
+ */
+function leavable(
+  controller: Dispatcher.DispatchController,
+  leave: (reason: Error) => void,
+): Dispatcher.DispatchController & { sent: boolean; answered: boolean; left: Error | undefined } {
+  return {
+    sent: false,
+    answered: false,
+    /** Why the caller left before the answer, if it did. */
+    left: undefined,
+    abort(reason) {
+      if (this.left) return;
+      if (!this.sent || this.answered) return controller.abort(reason);
+      leave((this.left = reason));
+    },
+    pause: () => controller.pause(),
+    resume: () => controller.resume(),
+    get aborted() {
+      return this.left !== undefined || controller.aborted;
+    },
+    get paused() {
+      return controller.paused;
+    },
+    get reason() {
+      return this.left ?? controller.reason;
+    },
+    get rawHeaders() {
+      return controller.rawHeaders;
+    },
+    get rawTrailers() {
+      return controller.rawTrailers;
     },
   };
 }

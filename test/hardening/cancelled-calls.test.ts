@@ -1,0 +1,90 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { echo, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
+import { startFacade, type Facade } from '../helpers/facade.ts';
+
+let upstream: Upstream;
+let facade: Facade | undefined;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterEach(async () => {
+  await facade?.close().catch(() => undefined);
+  facade = undefined;
+});
+afterAll(() => upstream.close());
+
+/**
+ * A PIM that works on every request it received for `ms`, whether or not its caller is still connected (as most
+ * HTTP servers do): `working` counts the requests it is busy with, `most` the highest that count reached.
+ */
+function busyPim(ms: number) {
+  const load = { working: 0, most: 0 };
+  const handler: UpstreamHandler = (req, res) => {
+    load.working += 1;
+    load.most = Math.max(load.most, load.working);
+    setTimeout(() => {
+      load.working -= 1;
+      if (!res.destroyed) echo(req, res);
+    }, ms);
+  };
+  return { load, handler };
+}
+
+const ask = (origin: string, id: string, signal?: AbortSignal) =>
+  fetch(`${origin}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: `{ classificationGroups(classificationId: "${id}") }` }),
+    signal,
+  });
+
+describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
+  it('holds while the PIM still works on calls whose callers left', async () => {
+    const pim = busyPim(300);
+    upstream.respond(pim.handler);
+    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '2', PIM_CACHE: 'false' });
+    // A typeahead client (or an attacker) that gives up on each request as soon as its call reached the PIM.
+    for (let i = 0; i < 6; i++) {
+      const controller = new AbortController();
+      const answer = ask(facade.origin, `typed-${i}`, controller.signal).catch(() => 'cancelled');
+      const before = upstream.requests.length;
+      await expect.poll(() => upstream.requests.length).toBeGreaterThan(before);
+      controller.abort();
+      expect(await answer).toBe('cancelled');
+    }
+    // Nobody waits on them, yet the PIM works on them: the façade gave it no more than two at once.
+    await expect.poll(() => pim.load.working, { timeout: 5_000 }).toBe(0);
+    expect(pim.load.most).toBeLessThanOrEqual(2);
+  });
+
+  it('a caller that leaves gets its answer ended at once, and the slot serves the next caller once the PIM answered', async () => {
+    const pim = busyPim(300);
+    upstream.respond(pim.handler);
+    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false' });
+    const controller = new AbortController();
+    const left = ask(facade.origin, 'left', controller.signal).catch(() => 'cancelled');
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    controller.abort();
+    expect(await left).toBe('cancelled');
+    const next = await ask(facade.origin, 'next');
+    const body = (await next.json()) as { data?: { classificationGroups?: { data: Array<{ url: string }> } } };
+    expect(body.data?.classificationGroups?.data[0]?.url).toBe('/pxm/pimapi/v1/classifications/next/groups');
+    expect(pim.load.most).toBe(1);
+  });
+
+  it('a call left on a PIM that never answers gives its slot back when its time runs out', async () => {
+    upstream.respond((req, res) => (req.url?.includes('/hung/') ? undefined : echo(req, res)));
+    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '500' });
+    const controller = new AbortController();
+    const left = ask(facade.origin, 'hung', controller.signal).catch(() => 'cancelled');
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    controller.abort();
+    expect(await left).toBe('cancelled');
+    const started = Date.now();
+    const next = (await (await ask(facade.origin, 'next')).json()) as { errors?: unknown };
+    expect(next.errors).toBeUndefined();
+    // It waited for the hung call's 500 ms, not for the budget.
+    expect(Date.now() - started).toBeGreaterThan(200);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
