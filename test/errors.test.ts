@@ -22,7 +22,9 @@ const table: Array<[string, UpstreamHandler, string, number | undefined, string 
     404,
     'No Products found',
   ],
-  ['404 without a body', reply(404, ''), 'NOT_FOUND', 404, /Not found/],
+  ['404 without a JSON body (a proxy: no verdict of the PIM)', reply(404, ''), 'UPSTREAM_ERROR', 404, /failed/],
+  ['404 HTML from a proxy', reply(404, `<html>${internals}</html>`, 'text/html'), 'UPSTREAM_ERROR', 404, /failed/],
+  ['404 with a body that says nothing', reply(404, '{"status":404}'), 'NOT_FOUND', 404, /Not found/],
   [
     '400 HTML from a proxy',
     reply(400, `<html>${internals}</html>`, 'text/html'),

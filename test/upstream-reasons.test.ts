@@ -52,7 +52,9 @@ it('names the ids that were not found', async () => {
   expect(body.errors[0].message).toBe('No Products found: catalogId "NOPE", classificationGroupId "MC-1"');
   expect(body.errors[0].extensions).toEqual({ code: 'NOT_FOUND', upstream: { status: 404 } });
 
-  upstream.respond((_req, res) => void res.writeHead(404).end());
+  upstream.respond(
+    (_req, res) => void res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":404}'),
+  );
   const group = await facade.post('{ classificationGroup(classificationId: "E", classificationGroupId: "G") }');
   expect(group.body.errors[0].message).toBe('Not found (HTTP 404): classificationGroupId "G", classificationId "E"');
 });

@@ -30,6 +30,11 @@ export class PimError extends Error {
   cached: boolean | undefined;
   /** UPSTREAM_TOO_LARGE of one request's own byte limit (its other reads counted): no verdict on another request. */
   requestLimit: boolean | undefined;
+  /**
+   * A 404 whose body is no JSON object (an HTML page, empty): a proxy or ingress in front of the PIM has no route
+   * for it (misrouted, the PIM away mid-deploy), so no verdict of the PIM's. The service's own 404 is its JSON envelope.
+   */
+  proxied: boolean | undefined;
   constructor(code: PimErrorCode, message: string, status?: number, options?: ErrorOptions) {
     super(message, options);
     this.code = code;
@@ -77,6 +82,15 @@ const messageByCode: Record<PimErrorCode, string> = {
  * (what is missing) and of a 400 or 422 (why it refused) is kept; other bodies may hold internals.
  */
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
+  if (status === 404 && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+    const error = new PimError(
+      'UPSTREAM_ERROR',
+      `${messageByCode.UPSTREAM_ERROR} (HTTP 404 without its answer)`,
+      status,
+    );
+    error.proxied = true;
+    return error;
+  }
   const code = codeByStatus[status] ?? 'UPSTREAM_ERROR';
   const generic = `${messageByCode[code]} (HTTP ${status})`;
   if (code === 'NOT_FOUND') return new PimError(code, serviceErrorText(body) ?? generic, status);
@@ -103,10 +117,10 @@ function serviceErrorText(body: unknown): string | undefined {
 
 /**
  * The one rule for "the upstream answered": any 2xx to 4xx status is its own verdict on one
- * request and proves it is up. Only 5xx statuses and failures without a response say it is unwell.
+ * request and proves it is up. Only 5xx statuses, a proxy's 404 page and failures without a response say it is unwell.
  */
-export function isUpstreamAnswer(status: number | undefined): boolean {
-  return status !== undefined && status >= 200 && status < 500;
+export function isUpstreamAnswer({ status, proxied }: Pick<PimError, 'status' | 'proxied'>): boolean {
+  return status !== undefined && status >= 200 && status < 500 && proxied !== true;
 }
 
 /** Milliseconds from a Retry-After value (seconds or an HTTP date); undefined when absent or unreadable. */

@@ -36,7 +36,7 @@ export const breakerStateNames = Object.values(breakerStates);
 // An answer is the upstream's own verdict on one request, whatever code it maps to: it says the
 // upstream is up. Counting them would let one client open the breaker for everyone with bad URLs.
 const isFault = (error: unknown) =>
-  error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error.status);
+  error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error);
 
 const PROBE_INTERVAL_MS = 1_000;
 
@@ -199,7 +199,7 @@ export function createBreaker({
           }
           // An answer (a 4xx) is the upstream speaking: it counts as a success, then goes on; one the HTTP cache
           // kept (a 404) is not the PIM speaking now.
-          if (error instanceof PimError && isUpstreamAnswer(error.status)) {
+          if (error instanceof PimError && isUpstreamAnswer(error)) {
             if (error.cached) return provesNothing({ error });
             answer = error;
             return undefined;

@@ -39,7 +39,8 @@ const isVerdict = (error: unknown): error is PimError =>
   error.status !== undefined &&
   error.status >= 400 &&
   error.status < 500 &&
-  error.status !== 429;
+  error.status !== 429 &&
+  error.proxied !== true;
 const isOutage = (error: unknown): error is PimError =>
   error instanceof PimError && outageCodes.has(error.code) && !isVerdict(error);
 // Of those, the PIM's word on the key or the resource itself (not on the request's form, nor a proxy's 408).

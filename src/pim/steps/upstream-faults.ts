@@ -35,7 +35,7 @@ export function isFaultyAnswer(error: unknown): boolean {
 
 /** A failed probe call that is still the PIM answering (a 404 for its made-up id), not a faulty answer. */
 export const isProbeAnswer = (error: unknown): boolean =>
-  error instanceof PimError && isUpstreamAnswer(error.status) && !isFaultyAnswer(error);
+  error instanceof PimError && isUpstreamAnswer(error) && !isFaultyAnswer(error);
 
 /**
  * A client step that tells configuration and outage faults apart from one caller's failures: a
@@ -67,7 +67,7 @@ export function createUpstreamFaults({
       onAccepted?.(call.headers);
       return answer;
     } catch (error) {
-      if (!(error instanceof PimError) || !isUpstreamAnswer(error.status)) throw error;
+      if (!(error instanceof PimError) || !isUpstreamAnswer(error)) throw error;
       // A 401 is the key refused; a 403 may be about one resource only, and a 429 may come before the key is checked.
       if (error.status === 401) onRefused?.(call.headers);
       else if (error.status !== 403 && error.status !== 429) onAccepted?.(call.headers);

@@ -80,7 +80,7 @@ export function createUpstreamLog(logger: StateLogger | undefined, intervalMs: n
       const { name, message, code: cause } = (error.cause ?? {}) as Partial<Error> & { code?: string };
       // Stopped by the breaker itself (admission asked it): nothing new about the upstream.
       if (error.cause instanceof BrokenCircuitError) return;
-      if (isUpstreamAnswer(status)) reachLog.set('answering');
+      if (isUpstreamAnswer(error)) reachLog.set('answering');
       // No status read because the response could not be parsed: undici's error says how, in fixed words of
       // its own (llhttp's reason, "Headers Overflow Error"), never the bytes it read.
       else if (name === 'HTTPParserError' || cause === 'UND_ERR_HEADERS_OVERFLOW') {

@@ -1,0 +1,48 @@
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import type { UpstreamHandler } from '../helpers/upstream.ts';
+
+// UPSTREAM.md (what is known of the REST service): the PIM's 404 is its envelope `{ "status": 404, "meta": {...}, "error": "No Products found" }`
+// ("No Classification found" for classifications). A 404 page from a proxy or ingress in front of it (HTML, or
+// an empty body) says nothing about the catalog: the route is missing, the PIM was not asked.
+const servers = closedAfterEach();
+
+const envelope = JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ classificationGroupId: 'G' }] });
+const proxy404: UpstreamHandler = (_req, res) =>
+  res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>404 Not Found</h1><hr>nginx</body></html>');
+const ok: UpstreamHandler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(envelope);
+const down: UpstreamHandler = (_req, res) =>
+  res.writeHead(503, { 'content-type': 'text/html' }).end('<html>503</html>');
+
+const sequence =
+  (...handlers: UpstreamHandler[]): UpstreamHandler =>
+  (req, res, i) =>
+    handlers[Math.min(i ?? 0, handlers.length - 1)]!(req, res);
+const env = { PIM_RETRIES: '0', PIM_CACHE: 'false' };
+const query = '{ classificationGroups(classificationId: "ECLASS") }';
+
+it('a proxy 404 page (no PIM envelope) is not reported as NOT_FOUND of the ids asked for', async () => {
+  const { facade } = await servers.start(sequence(ok, proxy404), env);
+  expect((await facade.post(query)).body.errors).toBeUndefined();
+  const during = (await facade.post(query)).body;
+
+  expect(during.errors?.[0]?.extensions?.code).not.toBe('NOT_FOUND');
+});
+
+it('a proxy 404 page does not end the last good answer: the outage after it is still served stale', async () => {
+  const { facade } = await servers.start(sequence(ok, proxy404, down), env);
+  expect((await facade.post(query)).body.errors).toBeUndefined();
+  await facade.post(query);
+  const after = (await facade.post(query)).body;
+  expect(after.errors?.[0]?.extensions?.code).toBeUndefined();
+  expect(after.data.classificationGroups).toEqual(JSON.parse(envelope));
+  expect(after.extensions?.stale).toHaveLength(1);
+});
+
+it('readiness is not fooled by a proxy that answers every path with a 404 page', async () => {
+  const { facade, upstream } = await servers.start(proxy404, { PIM_RETRIES: '0' });
+  const status = (await facade.get('/readiness')).status;
+  expect(upstream.requests.length).toBeGreaterThan(0);
+  // Every field would fail; the PIM never answered.
+  expect(status).toBe(503);
+});
