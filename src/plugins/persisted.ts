@@ -87,7 +87,7 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
       // Yoga checks an operation's shape only after these hooks; a batch item may be anything JSON allows.
       if (typeof params !== 'object' || params === null || Array.isArray(params)) throw notAnOperation();
       const claimed = apqHash(params);
-      if (params.query === undefined || claimed === undefined) return;
+      if (typeof params.query !== 'string' || claimed === undefined) return;
       const hash = sha256Hex(params.query);
       if (documentHash(claimed) !== hash) {
         throw createGraphQLError('extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent', {
