@@ -88,6 +88,9 @@ export function createResponseCache({
   const batches = batching ? batchMarks() : undefined;
   // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
   const keyOf = (params: GraphQLParams, headers: Headers) => {
+    // Anything else (an array nested thousands deep would overflow join's toString) is Yoga's to refuse.
+    const { query, operationName } = params as { query: unknown; operationName: unknown };
+    if (typeof query !== 'string' || (operationName != null && typeof operationName !== 'string')) return undefined;
     let variables: string;
     try {
       variables = JSON.stringify(params.variables ?? null);
@@ -95,7 +98,7 @@ export function createResponseCache({
       return undefined;
     }
     // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
-    return [partition(credentials.headers(headers)), params.operationName ?? '', variables, params.query].join('\n');
+    return [partition(credentials.headers(headers)), operationName ?? '', variables, query].join('\n');
   };
   const entries = new LRUCache<string, Entry>({ maxSize: maxBytes });
   // Bumped by every invalidation: a result executed before one may hold data it ended.
