@@ -62,14 +62,21 @@ export const maskError: NonNullable<
 
 /**
  * The client's input refused in words that carry no code: graphql-js's for a variable it cannot coerce
- * or that is missing (before execution), graphql-tools' executor's plain Error for a negative
- * `@stream(initialCount:)`, which would otherwise be masked as unexpected and logged with its stack.
+ * or that is missing (before execution), an argument's value the executor reads (a nullable variable sent as null
+ * where the argument is non-null with a default, `@defer(if: $b)`), and graphql-tools' executor's plain Error for
+ * a negative or null `@stream(initialCount:)`, which would otherwise be masked as unexpected and logged with its stack.
  */
 const isInputRefusal = (error: unknown): error is GraphQLError =>
   error instanceof GraphQLError &&
   error.extensions['code'] === undefined &&
   ((error.path === undefined && error.message.startsWith('Variable "$')) ||
-    error.originalError?.message === 'initialCount must be a positive integer');
+    ARGUMENT_REFUSAL.test(error.message) ||
+    INITIAL_COUNT_REFUSAL.test(error.originalError?.message ?? ''));
+
+// @graphql-tools/utils getArgumentValues' words (graphql-js's own): required, non-null, or not of its type.
+const ARGUMENT_REFUSAL =
+  /^Argument "\w+" (of (required|non-null) type "[^"]+" (was not provided|must not be null)|has invalid value)/;
+const INITIAL_COUNT_REFUSAL = /^initialCount must be a (positive integer|number)$/;
 
 const badUserInput = (error: GraphQLError) => withExtensions(error, { ...error.extensions, code: 'BAD_USER_INPUT' });
 
