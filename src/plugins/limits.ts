@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createCostRule, keepRefusalStatus, refusal, type CostOptions } from './cost.ts';
+import { nestingRule } from './nesting.ts';
 import { batchMarks } from './request-slot.ts';
 
 /**
@@ -82,6 +83,7 @@ export function useAbuseLimits({
     },
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
+      addValidationRule(nestingRule);
     },
   };
 }
@@ -163,25 +165,30 @@ export function streams(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
+  // Walked with a list, not recursion: inline fragments add no depth for the limits, so thousands may nest.
   const seen = new Set<string>();
-  const reaches = ({ selections }: SelectionSetNode): boolean =>
-    selections.some((selection) => {
+  const pending: SelectionSetNode[] = [operation.selectionSet];
+  for (let set = pending.pop(); set !== undefined; set = pending.pop()) {
+    for (const selection of set.selections) {
       const directives = selection.directives ?? [];
-      if (!runs(directives)) return false;
+      if (!runs(directives)) continue;
       const streamed = directives.some(
         (directive) =>
           (directive.name.value === 'defer' || directive.name.value === 'stream') &&
           known(ifOf(directive), true) === true,
       );
       if (streamed) return true;
-      if (selection.kind !== Kind.FRAGMENT_SPREAD)
-        return selection.selectionSet ? reaches(selection.selectionSet) : false;
+      if (selection.kind !== Kind.FRAGMENT_SPREAD) {
+        if (selection.selectionSet) pending.push(selection.selectionSet);
+        continue;
+      }
       const fragment = fragments.get(selection.name.value);
-      if (!fragment || seen.has(fragment.name.value)) return false;
+      if (!fragment || seen.has(fragment.name.value)) continue;
       seen.add(fragment.name.value);
-      return reaches(fragment.selectionSet);
-    });
-  return reaches(operation.selectionSet);
+      pending.push(fragment.selectionSet);
+    }
+  }
+  return false;
 }
 
 /**
