@@ -45,7 +45,8 @@ function keyOf<const Key extends string>(
   const key = {} as Record<Key, string>;
   for (const name of keys) {
     const value = representation[name];
-    if ((typeof value !== 'string' || value === '') && !Number.isInteger(value)) {
+    // An integer past 2^53 has no exact value once JSON is parsed: its String() would be another id.
+    if ((typeof value !== 'string' || value === '') && !Number.isSafeInteger(value)) {
       throw badInput(`A ${typename} representation needs "${name}" as a non-empty ID string`);
     }
     key[name] = String(value);
