@@ -39,6 +39,9 @@ export function createMetricsServer(
   });
   // Malformed HTTP, a head too large or too slow: the same one-line JSON refusals as the main port.
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) =>
+    refuse(res, 417, 'Only `Expect: 100-continue` is understood: send the request without Expect'),
+  );
   server.on('connect', answerConnect);
   return server;
 }

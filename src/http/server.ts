@@ -166,6 +166,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   server.once('close', () => clearInterval(stalls));
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
+  // An Expect other than 100-continue (which Node answers itself): Node's own 417 would carry no JSON, code or id.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    refuse(req, res, 417, messages[417]!, true),
+  );
 
   // A second signal (SIGINT after SIGTERM) joins the shutdown under way: the app closes once.
   let shutdown: Promise<void> | undefined;
@@ -219,6 +223,7 @@ const messages: Record<number, string> = {
   404: 'Nothing is served at a path with empty, `.` or `..` segments, or a backslash',
   411: 'A request body needs a Content-Length header',
   413: 'The request body is too large',
+  417: 'Only `Expect: 100-continue` is understood: send the request without Expect',
   503: 'The server is busy with other requests; retry in a second',
 };
 

@@ -210,6 +210,15 @@ const refusals: Array<[string, number, () => Promise<Refusal>]> = [
   ['a request line that is not HTTP', 400, () => viaSocket('NOT HTTP AT ALL\r\n\r\n')],
   ['a header line that is not a header', 400, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\nNo Colon\r\n\r\n')],
   ['headers too slow', 408, () => viaSocket('GET /health HTTP/1.1\r\nHost: a\r\n')],
+  // Node answered an Expect it does not know with a bare 417 of its own: no JSON, no code, no id, no log line.
+  [
+    'an Expect other than 100-continue',
+    417,
+    () =>
+      viaSocket(
+        'POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nExpect: x\r\nContent-Length: 2\r\n\r\n{}',
+      ),
+  ],
   // Yoga's URL parser drops a fragment: `/metrics#x` reached the metrics past a proxy rule on `/metrics`.
   ...['/metrics#x', '/graphql#?query=%7B__typename%7D', '/graphql?query=%7B__typename%7D#x'].map(
     (target): [string, number, () => Promise<Refusal>] => [
