@@ -72,7 +72,8 @@ export function useAbuseLimits({
           maxDirectives: { n: maxDirectives, ...callbacks },
           // Shape-only cost would count upstream fields as scalars; the rule below weighs them.
           costLimit: { enabled: false },
-          blockFieldSuggestion: { enabled: blockSuggestions },
+          // Armor's hides only `Did you mean "…"?`; ours (below) every form graphql-js writes.
+          blockFieldSuggestion: { enabled: false },
         }),
       );
       // Added after Armor so it wraps Armor's token-counting parser too.
@@ -84,9 +85,20 @@ export function useAbuseLimits({
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
       addValidationRule(nestingRule);
+      if (!blockSuggestions) return;
+      return ({ valid, result, setResult }) => {
+        if (!valid) setResult(result.map(hideSuggestion));
+      };
     },
   };
 }
+
+// graphql-js's suggestions name fields and types: `Did you mean "a" or "b"?`, `Did you mean to use an inline fragment
+// on "A", "B", or "C"?`, `Did you mean the enum value "X"?`. Names hold no `?`.
+const hideSuggestion = <E extends Error>(error: E): E => {
+  error.message = error.message.replace(/Did you mean [^?]*\?/g, '[Suggestion hidden]').trim();
+  return error;
+};
 
 /**
  * With GRAPHQL_BATCHING: an operation of a batch that uses @defer or @stream is refused before it runs, and
