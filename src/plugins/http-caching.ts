@@ -185,7 +185,9 @@ async function withEtag(
 ) {
   const headers = response.headers;
   const body = await response.text();
-  const tag = etag(body);
+  // The media type counts (RFC 9110 §8.8.1): the same bytes as application/json and as graphql-response+json are two
+  // representations (Vary: Accept), and one's validator must not revalidate the other.
+  const tag = etag(`${headers.get('content-type') ?? ''}\n${body}`);
   headers.set('etag', tag);
   if (matches(request.headers.get('if-none-match'), tag)) {
     headers.delete('content-type');
