@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import { freshnessOf, NOT_FRESH, seconds, staleHintsOf, varyAll } from './freshness.ts';
+import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
 
@@ -47,7 +47,7 @@ export async function readAnswer(
   const { 'cache-control': cacheControl, age, vary, expires } = headers;
   // An answer no later request matches (`Vary: *`, RFC 9111 §4.1) is never reused, nor kept to be served stale.
   const reusable = !varyAll(vary);
-  const ageS = seconds(age === undefined ? undefined : String(age));
+  const ageS = ageOf(headers, age);
   return {
     body,
     size: sentSize(text),

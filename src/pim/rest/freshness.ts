@@ -19,8 +19,21 @@ export function freshnessOf(
   const maxAge = seconds(directives.get('max-age')) ?? expiresIn(headers.expires, headers.date);
   const sharedMaxAge = seconds(directives.get('s-maxage')) ?? maxAge;
   const shared = !directives.has('private') && sharedMaxAge !== undefined;
-  const left = (lifetime: number | undefined) => Math.max(0, (lifetime ?? 0) - (seconds(String(age ?? '')) ?? 0));
+  const ageS = ageOf(headers, age);
+  const left = (lifetime: number | undefined) => Math.max(0, (lifetime ?? 0) - ageS);
   return { maxAgeS: left(maxAge), sharedMaxAgeS: shared ? left(sharedMaxAge) : 0, shared };
+}
+
+/**
+ * An answer's age when read, in seconds (RFC 9111 §4.2.3, as undici's cache counts it): its `Age`, or the time since
+ * its `Date` if longer (a cache in front of the PIM that sets no Age, a PIM clock behind). `Date` is whole seconds,
+ * so the answer was made up to a second after it: that second is not counted, so a fresh answer is never made older.
+ */
+export function ageOf(headers: { date?: HeaderValue }, age: HeaderValue): number {
+  const stated = seconds(age === undefined ? undefined : String(age)) ?? 0;
+  if (headers.date === undefined) return stated;
+  const apparent = Math.floor((Date.now() - httpDate(headers.date)) / 1000) - 1;
+  return apparent > stated ? Math.min(apparent, MAX_SECONDS) : stated;
 }
 
 /** `Vary: *`: no later request matches (RFC 9111 §4.1), so the answer is never reused. */

@@ -36,8 +36,11 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
         ...admitted,
       });
       // Confirmed by a 304, the stored answer is as fresh as the PIM's word (RFC 9111 §4.3.4): undici replays it
-      // with the Age it had before, which would make it stale.
-      if (sent.confirmed) response.headers.age = '0';
+      // with the Age and Date it had before, which would make it stale.
+      if (sent.confirmed) {
+        response.headers.age = '0';
+        delete response.headers.date;
+      }
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
       return sent.wire ? answer : { ...answer, cached: true };
     } catch (error) {
