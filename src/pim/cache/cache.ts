@@ -119,7 +119,10 @@ function partitionByCredential(
       const of = partition(key);
       const sent = sentAt.get(key);
       if (!kept(value.statusCode) || (sent !== undefined && invalidatedSince(key.path) >= sent)) return undefined;
-      return store.createWriteStream(privateKey(key, of), value);
+      // Stored as of when its call went out, not when it came back: an invalidation this instance learns of later
+      // (another instance's, read once a second) that came while the call was out then ends it here and in Redis.
+      const asOfSending = sent !== undefined && sent < value.cachedAt ? { ...value, cachedAt: sent } : value;
+      return store.createWriteStream(privateKey(key, of), asOfSending);
     },
     delete(key) {
       answers.forget(answerKey(key));
