@@ -60,7 +60,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const responses = cache ? createResponseCache({ ...cache, credentials, partition, bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;
-  const handle = token && createInvalidationHandler({ token, invalidate: client.invalidate });
+  const handle = token && observability.served(createInvalidationHandler({ token, invalidate: client.invalidate }));
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
   return {
     yoga: createYogaServer(config, { ...plugins, requestContext }, logger),

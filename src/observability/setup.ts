@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
@@ -10,7 +11,7 @@ import { throttled } from '../redis.ts';
 import type { PimClient } from '../pim/client.ts';
 import { createTelemetry } from '../pim/steps/telemetry.ts';
 import { useMetrics } from './plugins/metrics.ts';
-import { createRefusalLog, type RefusedRequest, useRequestLog } from './plugins/request-log.ts';
+import { createRefusalLog, requestIdFrom, type RefusedRequest, useRequestLog } from './plugins/request-log.ts';
 import { useTracing } from './plugins/tracing.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createTracerProvider } from './tracing.ts';
@@ -53,6 +54,13 @@ export interface Observability {
   telemetry: Layer;
   /** A request the HTTP server refused before Yoga: logged and counted; returns the id its answer echoes. */
   refused(request: RefusedRequest, status: number): string;
+  /**
+   * A handler the servers run outside Yoga (POST /cache/invalidate, on either port), given the id, the `request
+   * completed` line and, for a refusal, the count Yoga's requests and the server's refusals get.
+   */
+  served(
+    handle: (req: IncomingMessage, res: ServerResponse) => void,
+  ): (req: IncomingMessage, res: ServerResponse) => void;
   /** Called when the per-request DataLoader answers a load from its cache. */
   onDedup(request: PimRequest): void;
   /** The hooks of the client's steps, counted: retries, faults, cache and stale outcomes. */
@@ -97,6 +105,19 @@ export function createObservability({
       tracer,
     }),
     refused: (request, status) => (metrics.refusals.inc({ status: String(status) }), refusalLine(request, status)),
+    served: (handle) => (req, res) => {
+      const started = Date.now();
+      const incoming = req.headers['x-request-id'];
+      const id = requestIdFrom(typeof incoming === 'string' ? incoming : null);
+      res.setHeader('x-request-id', id);
+      res.once('finish', () => {
+        const { statusCode: status } = res;
+        if (status >= 400) metrics.refusals.inc({ status: String(status) });
+        const path = (req.url ?? '/').split('?')[0]!;
+        refusalLine({ method: req.method ?? 'POST', path, id }, status, Date.now() - started);
+      });
+      handle(req, res);
+    },
     onDedup: (request) => metrics.dedupHits.inc({ operation: request.operation }),
     onRetry: (request) => metrics.retries.inc({ operation: request.operation }),
     onFault: (fault) => metrics.upstreamFaults.inc({ fault }),

@@ -31,12 +31,15 @@ export interface RefusedRequest {
  */
 export function createRefusalLog(logger: Logger | undefined) {
   const log = logger?.child({}, { redact: [] });
-  return ({ method, path, id }: RefusedRequest, status: number): string => {
+  return ({ method, path, id }: RefusedRequest, status: number, durationMs = 0): string => {
     const reqId = idFrom(id);
-    log?.info({ reqId, method, path: clip(path), operations: [], status, durationMs: 0 }, 'request completed');
+    log?.info({ reqId, method, path: clip(path), operations: [], status, durationMs }, 'request completed');
     return reqId;
   };
 }
+
+/** The id of a request answered outside Yoga: its caller's `x-request-id` when that is a plain token, else a new one. */
+export const requestIdFrom = idFrom;
 
 /** What the line of one request collects until it is written. */
 interface Entry {
