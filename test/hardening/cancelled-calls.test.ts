@@ -87,4 +87,42 @@ describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
     expect(Date.now() - started).toBeGreaterThan(200);
     expect(Date.now() - started).toBeLessThan(3_000);
   });
+
+  it('holds against a PIM that sends an informational answer first: a 103 is not the answer', async () => {
+    const pim = busyPim(300);
+    upstream.respond((req, res) => {
+      res.writeEarlyHints({ link: '</pxm/pimapi/v1/x>; rel=preload' });
+      pim.handler(req, res);
+    });
+    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '2', PIM_CACHE: 'false' });
+    for (let i = 0; i < 6; i++) {
+      const controller = new AbortController();
+      const answer = ask(facade.origin, `hinted-${i}`, controller.signal).catch(() => 'cancelled');
+      const before = upstream.requests.length;
+      await expect.poll(() => upstream.requests.length).toBeGreaterThan(before);
+      // Some callers leave before the 103 arrives, some after.
+      await new Promise((resolve) => setTimeout(resolve, i % 2 === 0 ? 0 : 30));
+      controller.abort();
+      expect(await answer).toBe('cancelled');
+    }
+    await expect.poll(() => pim.load.working, { timeout: 5_000 }).toBe(0);
+    expect(pim.load.most).toBeLessThanOrEqual(2);
+  });
+
+  it('holds for calls whose request budget ran out while the PIM still works on them', async () => {
+    const pim = busyPim(1_000);
+    upstream.respond(pim.handler);
+    const env = { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '5000', GRAPHQL_BUDGET_MS: '400' };
+    facade = await startFacade(upstream.url, { ...env, PIM_RETRIES: '0' });
+    const answers: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 5; i++) {
+      answers.push(ask(facade.origin, `budget-${i}`).then((r) => r.json()));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    // Each caller hears its budget run out at once; the PIM works on one call at a time.
+    const codes = (await Promise.all(answers)).map((body: any) => body.errors?.[0]?.extensions?.code);
+    expect(codes).toContain('BUDGET_EXCEEDED');
+    await expect.poll(() => pim.load.working, { timeout: 5_000 }).toBe(0);
+    expect(pim.load.most).toBe(1);
+  });
 });

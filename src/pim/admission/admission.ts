@@ -57,13 +57,12 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
           if (left <= 0) return refuse(handler, budgetSpent(), release);
           const stopped = stop?.();
           if (stopped) return refuse(handler, stopped, release);
-          // Cut short by the budget, the upstream was not given its full time: not its fault.
-          const timeoutMs = own.timeoutMs ?? requestTimeoutMs;
-          const expiry = () =>
-            left < timeoutMs
-              ? budgetSpent()
-              : pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${timeoutMs} ms`));
-          const timed = timedHandler(handler, Math.min(left, timeoutMs), expiry, release, own.sent);
+          const timed = timedHandler(
+            handler,
+            { budgetMs: left, timeoutMs: own.timeoutMs ?? requestTimeoutMs },
+            release,
+            own.sent,
+          );
           if (own.sent) own.sent.wire = true;
           try {
             dispatch(opts, timed);
@@ -107,11 +106,15 @@ function tell(
   }
 }
 
-// Passes every event on; aborts the call when its deadline passes and frees the slot when it ends.
+/**
+ * Passes every event on; ends the call when its time passes and frees the slot when it ends. The call has
+ * `timeoutMs` from now, unless the request's budget (`budgetMs` left) ends first: then its caller hears
+ * BUDGET_EXCEEDED (the PIM was not given its full time: not its fault), and a call already sent keeps its slot
+ * while the PIM still works on it, as when its caller leaves (see leavable()), until its own time is up.
+ */
 function timedHandler(
   handler: Dispatcher.DispatchHandler,
-  timeoutMs: number,
-  expiry: () => Error,
+  { budgetMs, timeoutMs }: { budgetMs: number; timeoutMs: number },
   release: Release,
   sent?: AdmissionDispatchOptions['sent'],
 ): Dispatcher.DispatchHandler & { fail(error: Error): void } {
@@ -121,10 +124,23 @@ function timedHandler(
   let expired: Error | undefined;
   let ended = false;
   let failed = false;
-  const timer = setTimeout(() => {
-    expired = expiry();
+  const timedOut = () => {
+    expired = pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${timeoutMs} ms`));
     controller?.abort(expired);
-  }, timeoutMs);
+  };
+  let timer = setTimeout(
+    () => {
+      if (budgetMs >= timeoutMs) return timedOut();
+      if (facing?.sent && !facing.answered) {
+        facing.abort(budgetSpent());
+        timer = setTimeout(timedOut, timeoutMs - budgetMs);
+        return;
+      }
+      expired = budgetSpent();
+      controller?.abort(expired);
+    },
+    Math.min(budgetMs, timeoutMs),
+  );
   const end = () => {
     if (ended) return;
     ended = true;
@@ -151,10 +167,13 @@ function timedHandler(
     },
     onRequestUpgrade: (_c, ...args) => handler.onRequestUpgrade?.(facing!, ...args),
     onResponseStart(c, statusCode, ...rest) {
+      // An informational answer (103 Early Hints) is not the answer: the PIM is still at work.
+      if (statusCode < 200) return void (facing!.left || handler.onResponseStart?.(facing!, statusCode, ...rest));
       // The PIM has done the work its caller left: the connection closes rather than read an answer nobody takes.
       if (facing!.left) return c.abort(facing!.left);
       facing!.answered = true;
-      if (statusCode === 304 && sent) sent.confirmed = true;
+      // Per answer: a 304 that cannot confirm the stored copy is followed by a whole answer on the same call.
+      if (sent) sent.confirmed = statusCode === 304;
       handler.onResponseStart?.(facing!, statusCode, ...rest);
     },
     onResponseData: (_c, chunk) => handler.onResponseData?.(facing!, chunk),
