@@ -46,3 +46,17 @@ it('readiness is not fooled by a proxy that answers every path with a 404 page',
   // Every field would fail; the PIM never answered.
   expect(status).toBe(503);
 });
+
+// Kept by the HTTP cache (heuristically with PIM_CACHE_TTL_MS, or by its own max-age), the proxy's page would be
+// replayed as an outage after the PIM is back, without asking it.
+it.each([
+  ['without caching headers, PIM_CACHE_TTL_MS set', {}, { PIM_CACHE_TTL_MS: '60000' }],
+  ['with max-age', { 'cache-control': 'max-age=60' }, {}],
+])('a proxy 404 page %s is not kept: the PIM is asked again', async (_name, headers, settings) => {
+  const page: UpstreamHandler = (_req, res) =>
+    res.writeHead(404, { 'content-type': 'text/html', ...headers }).end('<html><body>404 Not Found</body></html>');
+  const { facade, upstream } = await servers.start(sequence(page, ok), { PIM_RETRIES: '0', ...settings });
+  expect((await facade.post(query)).body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+  expect((await facade.post(query)).body.errors).toBeUndefined();
+  expect(upstream.requests).toHaveLength(2);
+});

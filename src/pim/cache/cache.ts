@@ -1,7 +1,7 @@
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
 import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
-import type { CacheKey, CacheStore, GetResult } from './cache-store.ts';
+import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 import type { Answer } from '../rest/types.ts';
 import { createRedisCacheStore } from './redis-cache-store.ts';
 
@@ -118,7 +118,7 @@ function partitionByCredential(
     createWriteStream(key, value) {
       const of = partition(key);
       const sent = sentAt.get(key);
-      if (!kept(value.statusCode) || (sent !== undefined && invalidatedSince(key.path) >= sent)) return undefined;
+      if (!kept(value) || (sent !== undefined && invalidatedSince(key.path) >= sent)) return undefined;
       // Stored as of when its call went out, not when it came back: an invalidation this instance learns of later
       // (another instance's, read once a second) that came while the call was out then ends it here and in Redis.
       const asOfSending = sent !== undefined && sent < value.cachedAt ? { ...value, cachedAt: sent } : value;
@@ -131,8 +131,14 @@ function partitionByCredential(
   };
 }
 
-// Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
-const kept = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500 && status !== 429);
+// Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment, nor a 404 that is
+// no JSON: a proxy's page (rest/errors.ts), an outage.
+const kept = ({ statusCode: status, headers }: CacheValue) =>
+  (status >= 200 && status < 300) ||
+  (status >= 400 &&
+    status < 500 &&
+    status !== 429 &&
+    (status !== 404 || /json/i.test(String(headers['content-type']))));
 
 // The client's stale step serves stale answers, one refresh per key and with the call's own
 // queue and breaker; undici would serve them too, from inside the call, refreshing on every use.
