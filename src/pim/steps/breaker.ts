@@ -35,8 +35,7 @@ export const breakerStateNames = Object.values(breakerStates);
 
 // An answer is the upstream's own verdict on one request, whatever code it maps to: it says the
 // upstream is up. Counting them would let one client open the breaker for everyone with bad URLs.
-const isFault = (error: unknown) =>
-  error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error);
+const isFault = (error: unknown) => error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error);
 
 const PROBE_INTERVAL_MS = 1_000;
 
@@ -170,13 +169,16 @@ export function createBreaker({
     let unproven: { result: Answer } | { error: unknown } | undefined;
     // Neither answer nor fault proves anything of the PIM. cockatiel counts an error it does not handle as neither
     // a success nor a failure, but closes a half-open breaker on one: there it is a failure, the outcome kept.
-    // An answer the HTTP cache kept goes to its caller at once, and the probe stands trial in its place, so a PIM
-    // that is back is not refused again for another half-open delay (with a shared cache, again and again).
+    // Such an outcome (an answer the HTTP cache kept, a caller that left) goes to its caller at once, and the probe
+    // stands trial in its place, so a PIM that is back is not refused again for another half-open delay (with a
+    // shared cache, or a client cancelling each trial, again and again).
     const provesNothing = (outcome: NonNullable<typeof unproven>) => {
       unproven = outcome;
       if (breaker.state !== CircuitState.HalfOpen) throw UNPROVEN;
-      if (handover && probe && 'result' in outcome) return (handover.resolve(outcome.result), probeTrial(probe));
-      throw pimError('UPSTREAM_UNAVAILABLE', UNPROVEN);
+      if (!handover || !probe) throw pimError('UPSTREAM_UNAVAILABLE', UNPROVEN);
+      if ('result' in outcome) handover.resolve(outcome.result);
+      else handover.reject(outcome.error);
+      return probeTrial(probe);
     };
     let result: Answer | undefined;
     try {
