@@ -16,6 +16,8 @@ const list = z.string().transform((v) =>
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
+// The paths the server answers itself or hands to GraphQL: METRICS_PATH may not be one.
+const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-assets)(\/|$)/;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const MiB = 2 ** 20;
@@ -81,8 +83,11 @@ const layout = {
   corsOrigins: env(
     'CORS_ORIGINS',
     list
-      .refine((origins) => !origins.some((o) => o.includes('*')), {
-        error: 'the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)',
+      // As a browser's Origin header spells one (RFC 6454): no path, no trailing slash, no default port; an entry
+      // that none can equal would match nothing, silently.
+      .refine((origins) => origins.every((o) => !o.includes('*') && URL.canParse(o) && new URL(o).origin === o), {
+        error:
+          'the origins that may call, as browsers send them: https://app.example.com,http://localhost:3000 (no path, no trailing slash, * refused)',
       })
       .default([]),
   ),
@@ -228,6 +233,11 @@ const layout = {
       z
         .string()
         .regex(/^(\/[\w.-]+)+$|^off$/, { error: 'a path such as /metrics, or off' })
+        // One the server would refuse (`.` segments) or answer otherwise would never be scraped, or take a route over.
+        .refine((path) => !/\/\.\.?(\/|$)/.test(path) && !servedPaths.test(path), {
+          error:
+            'a path of its own such as /metrics (not /graphql, /health, /readiness, /cache/…, no . segments), or off',
+        })
         .transform((path) => (path === 'off' ? (false as const) : path))
         .default('/metrics'),
     ),
@@ -318,8 +328,8 @@ export class ConfigError extends Error {
 
 /** Reads and validates the environment once; the only module that touches `process.env`. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  // Empty strings count as unset, the way shells and .env files usually mean them.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  // Empty strings (or only whitespace: a templated line) count as unset, the way shells and .env files mean them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const { values, deprecations, readFrom } = withNewNames(present);
   const parsed = settings.safeParse(values);
   if (!parsed.success) {

@@ -56,7 +56,7 @@ describe('CORS_ORIGINS', () => {
     'refuses %s, naming the safe alternative',
     (value) => {
       expect(refusal({ CORS_ORIGINS: value })).toBe(
-        `Invalid CORS_ORIGINS="${value}": expected the origins that may call, such as https://app.example.com,https://admin.example.com (* is refused)`,
+        `Invalid CORS_ORIGINS="${value}": expected the origins that may call, as browsers send them: https://app.example.com,http://localhost:3000 (no path, no trailing slash, * refused)`,
       );
     },
   );

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+// docs/configuration.md: "A bad value or an unsafe combination stops the process with one line naming the setting".
+// Each of these started, and did something nobody asked for.
+describe('a numeric setting whose value is only whitespace (a templated YAML or .env line)', () => {
+  it.each([
+    ['PORT', (c: any) => c.port, 4000],
+    ['PIM_RETRIES', (c: any) => c.pim.resilience.retries, 2],
+    ['SHUTDOWN_GRACE_MS', (c: any) => c.http.shutdownGraceMs, 10_000],
+    ['PIM_STALE_IF_ERROR_MS', (c: any) => c.pim.stale.staleIfErrorMs, 86_400_000],
+  ])('%s=" " is unset (its default), as an empty one is, not 0', (name, read, fallback) => {
+    expect(read(loadConfig({ [name]: ' ' }))).toBe(fallback);
+  });
+});
+
+// An Origin header is scheme://host[:port], without a path or a trailing slash (RFC 6454 §6.1): an entry no Origin can
+// equal matched nothing, silently, and every browser client failed at deploy time.
+describe('CORS_ORIGINS', () => {
+  it.each([
+    'https://app.example.com/',
+    'app.example.com',
+    'https://app.example.com/shop',
+    'https://a.example:443',
+    'null',
+  ])('refuses %s, naming the setting and the form it takes', (origin) => {
+    expect(() => loadConfig({ CORS_ORIGINS: origin })).toThrow(ConfigError);
+    expect(() => loadConfig({ CORS_ORIGINS: origin })).toThrow(/CORS_ORIGINS.*https:\/\/app\.example\.com/);
+  });
+
+  it('takes origins as browsers send them', () => {
+    const origins = 'https://app.example.com, http://localhost:3000,HTTPS://Admin.Example.com';
+    expect(loadConfig({ CORS_ORIGINS: origins }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:3000',
+      'https://admin.example.com',
+    ]);
+  });
+});
+
+// METRICS_PATH=/graphql answered urql's GET queries with the metrics; /health and /readiness are answered before the
+// metrics are looked for, and a path with `.` or `..` segments is refused by the server: no scrape ever reached them.
+describe('METRICS_PATH', () => {
+  it.each([
+    '/health',
+    '/readiness',
+    '/graphql',
+    '/cache/invalidate',
+    '/graphiql-assets/x',
+    '/x/../metrics',
+    '/./metrics',
+  ])('refuses %s, naming the setting', (path) => {
+    expect(() => loadConfig({ METRICS_PATH: path })).toThrow(ConfigError);
+    expect(() => loadConfig({ METRICS_PATH: path })).toThrow(/METRICS_PATH/);
+  });
+
+  it('takes a path of its own', () => {
+    expect(loadConfig({ METRICS_PATH: '/internal/metrics' }).observability.metricsPath).toBe('/internal/metrics');
+  });
+});
