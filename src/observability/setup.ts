@@ -90,7 +90,7 @@ export function createObservability({
   });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');
-  const refusalLine = createRefusalLog(logger);
+  const { line: refusalLine, gone: goneLine } = createRefusalLog(logger);
   return {
     metrics,
     scrape: metrics.scrape,
@@ -110,11 +110,13 @@ export function createObservability({
       const incoming = req.headers['x-request-id'];
       const id = requestIdFrom(typeof incoming === 'string' ? incoming : null);
       res.setHeader('x-request-id', id);
-      res.once('finish', () => {
+      res.once('close', () => {
+        const request = { method: req.method ?? 'POST', path: (req.url ?? '/').split('?')[0]!, id };
+        if (!res.writableFinished) return goneLine(request);
+        // Its refusals of the request (token, body, method); a 503 there is Redis failing, no load shed.
         const { statusCode: status } = res;
-        if (status >= 400) metrics.refusals.inc({ status: String(status) });
-        const path = (req.url ?? '/').split('?')[0]!;
-        refusalLine({ method: req.method ?? 'POST', path, id }, status, Date.now() - started);
+        if (status >= 400 && status < 500) metrics.refusals.inc({ status: String(status) });
+        refusalLine(request, status, Date.now() - started);
       });
       handle(req, res);
     },

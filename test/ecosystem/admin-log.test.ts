@@ -1,8 +1,8 @@
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createMetricsServer } from '../../src/http/metrics-server.ts';
-import { startFacade } from '../helpers/facade.ts';
-import { startUpstream } from '../helpers/upstream.ts';
+import { closedAfterEach, startFacade } from '../helpers/facade.ts';
+import { echo, startUpstream } from '../helpers/upstream.ts';
 import { captureLogs } from '../helpers/logs.ts';
 
 const TOKEN = 'a'.repeat(32);
@@ -50,3 +50,48 @@ describe.each([
     }
   });
 });
+
+const servers = closedAfterEach();
+
+// docs/operations.md: http_requests_refused_total{status="503"} is HTTP_MAX_IN_FLIGHT load shedding, and of
+// POST /cache/invalidate it counts the refused 401/400/405. An invalidation the shared cache could not take (Redis
+// down) is no refusal of the server: counted as a 503 refusal, it reads as load shedding (an alert to scale out).
+it('an invalidation Redis could not record is not counted as a refused (load-shed) request', async () => {
+  const logs = captureLogs('info');
+  const { facade } = await servers.start(
+    echo,
+    { CACHE_ADMIN_TOKEN: TOKEN, REDIS_URL: 'redis://127.0.0.1:1' },
+    { logger: logs.logger },
+  );
+  const res = await fetch(`${facade.origin}/cache/invalidate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-request-id': 'inv-1' },
+    body: '{"all":true}',
+  });
+  expect(res.status).toBe(503);
+  await expect
+    .poll(() => logs.lines.filter((l) => l.msg === 'request completed' && l.reqId === 'inv-1').map((l) => l.status))
+    .toEqual([503]);
+  expect((await facade.app.metrics()).body).not.toMatch(/^http_requests_refused_total\{status="503"\} [1-9]/m);
+}, 20_000);
+
+// docs/operations.md, Logs: one line per request; "a client that disconnects first gets one info line `client went
+// away` instead". An admin client that leaves while sending the body of its invalidation left no line at all: the
+// wrapper waits for 'finish', which a response on a destroyed socket never emits.
+it('an invalidation whose client leaves mid-body still gets its one log line', async () => {
+  const logs = captureLogs('info');
+  const { facade } = await servers.start(echo, { CACHE_ADMIN_TOKEN: TOKEN }, { logger: logs.logger });
+  const socket = connect(facade.port, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.write(
+    'POST /cache/invalidate HTTP/1.1\r\nhost: 127.0.0.1\r\n' +
+      `authorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n` +
+      'x-request-id: inv-left\r\n\r\n{"all":',
+  );
+  // Time for the server to read the head and start on the body.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  socket.destroy();
+  await expect
+    .poll(() => logs.lines.filter((l) => l.reqId === 'inv-left').map((l) => l.msg))
+    .toEqual(['client went away']);
+}, 20_000);

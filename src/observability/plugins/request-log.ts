@@ -26,15 +26,20 @@ export interface RefusedRequest {
 }
 
 /**
- * The `request completed` line of a request the HTTP server refused at once, as Yoga's requests have it;
- * returns the id its answer echoes.
+ * The lines of a request answered outside Yoga (the HTTP server's refusals, POST /cache/invalidate), as Yoga's
+ * requests have them: `line` writes `request completed` and returns the id its answer echoes.
  */
 export function createRefusalLog(logger: Logger | undefined) {
   const log = logger?.child({}, { redact: [] });
-  return ({ method, path, id }: RefusedRequest, status: number, durationMs = 0): string => {
-    const reqId = idFrom(id);
-    log?.info({ reqId, method, path: clip(path), operations: [], status, durationMs }, 'request completed');
-    return reqId;
+  return {
+    line: ({ method, path, id }: RefusedRequest, status: number, durationMs = 0): string => {
+      const reqId = idFrom(id);
+      log?.info({ reqId, method, path: clip(path), operations: [], status, durationMs }, 'request completed');
+      return reqId;
+    },
+    /** Its client left before the answer was out. */
+    gone: ({ method, path, id }: RefusedRequest) =>
+      log?.info({ reqId: idFrom(id), method, path: clip(path), operations: [] }, 'client went away'),
   };
 }
 
