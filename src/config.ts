@@ -16,6 +16,13 @@ const list = z.string().transform((v) =>
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
+// An origin as a browser's Origin header spells it: an http(s) URL's own origin; another scheme's (an app's
+// capacitor://localhost, an extension's chrome-extension://<id>) has none in URL terms, but is sent as scheme://host.
+const isOrigin = (o: string) => {
+  if (o.includes('*') || !URL.canParse(o)) return false;
+  const { origin } = new URL(o);
+  return origin === 'null' ? /^[a-z][a-z\d+.-]*:\/\/[^/?#@\s]+$/.test(o) : origin === o;
+};
 // The paths the server answers itself or hands to GraphQL: METRICS_PATH may not be one.
 const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-assets)(\/|$)/;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
@@ -85,7 +92,7 @@ const layout = {
     list
       // As a browser's Origin header spells one (RFC 6454): no path, no trailing slash, no default port; an entry
       // that none can equal would match nothing, silently.
-      .refine((origins) => origins.every((o) => !o.includes('*') && URL.canParse(o) && new URL(o).origin === o), {
+      .refine((origins) => origins.every(isOrigin), {
         error:
           'the origins that may call, as browsers send them: https://app.example.com,http://localhost:3000 (no path, no trailing slash, * refused)',
       })

@@ -23,17 +23,23 @@ describe('CORS_ORIGINS', () => {
     'https://app.example.com/shop',
     'https://a.example:443',
     'null',
+    'capacitor://localhost/',
   ])('refuses %s, naming the setting and the form it takes', (origin) => {
     expect(() => loadConfig({ CORS_ORIGINS: origin })).toThrow(ConfigError);
     expect(() => loadConfig({ CORS_ORIGINS: origin })).toThrow(/CORS_ORIGINS.*https:\/\/app\.example\.com/);
   });
 
   it('takes origins as browsers send them', () => {
-    const origins = 'https://app.example.com, http://localhost:3000,HTTPS://Admin.Example.com';
+    // An app's and an extension's origins too: they have no origin in URL terms, but browsers send them so.
+    const origins =
+      'https://app.example.com, http://localhost:3000,HTTPS://Admin.Example.com,http://[::1]:3000,capacitor://localhost,chrome-extension://abcdefghij';
     expect(loadConfig({ CORS_ORIGINS: origins }).corsOrigins).toEqual([
       'https://app.example.com',
       'http://localhost:3000',
       'https://admin.example.com',
+      'http://[::1]:3000',
+      'capacitor://localhost',
+      'chrome-extension://abcdefghij',
     ]);
   });
 });
