@@ -1,5 +1,5 @@
 import { BrokenCircuitError, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
-import { isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
+import { budgetSpent, isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
 import type { RetryOptions } from './retry.ts';
 import { isFaultyAnswer, isProbeAnswer } from './upstream-faults.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
@@ -38,6 +38,17 @@ export const breakerStateNames = Object.values(breakerStates);
 const isFault = (error: unknown) => error instanceof PimError && faultCodes.has(error.code) && !isUpstreamAnswer(error);
 
 const PROBE_INTERVAL_MS = 1_000;
+
+/** Rejects when the call's budget runs out (BUDGET_EXCEEDED) or its caller leaves; `stop` once it no longer waits. */
+function leaving({ deadline, signal }: Parameters<Send>[1]) {
+  const { promise, reject } = Promise.withResolvers<never>();
+  const onAbort = () => reject(signal!.reason);
+  const timer = setTimeout(() => reject(budgetSpent()), Math.max(0, deadline - Date.now()));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  // Settled by the race it is in, or never: its rejection must not be an unhandled one.
+  promise.catch(() => undefined);
+  return { promise, stop: () => (clearTimeout(timer), signal?.removeEventListener('abort', onAbort)) };
+}
 
 // Thrown through cockatiel for an outcome that proves nothing of the PIM; never leaves this step.
 const UNPROVEN = new Error('neither an answer of the PIM nor a fault');
@@ -157,7 +168,11 @@ export function createBreaker({
       // turns an open breaker half-open as it lets the trial call through, so an open one may be half-open next).
       const handover = breaker.state !== CircuitState.Closed && probe ? Promise.withResolvers<Answer>() : undefined;
       const decision = decideOnce(next, request, call, handover);
-      return handover ? Promise.race([handover.promise, decision]) : decision;
+      if (!handover) return decision;
+      // Callers arriving meanwhile wait in cockatiel for the trial's outcome, and the probe's after it when the trial
+      // proves nothing: each leaves at its own budget's end, or when its client does.
+      const left = leaving(call);
+      return Promise.race([handover.promise, decision, left.promise]).finally(left.stop);
     };
   const decideOnce = async (
     next: Send,
