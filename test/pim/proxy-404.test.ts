@@ -47,16 +47,30 @@ it('readiness is not fooled by a proxy that answers every path with a 404 page',
   expect(status).toBe(503);
 });
 
+const html = '<html><body>404 Not Found</body></html>';
 // Kept by the HTTP cache (heuristically with PIM_CACHE_TTL_MS, or by its own max-age), the proxy's page would be
 // replayed as an outage after the PIM is back, without asking it.
 it.each([
-  ['without caching headers, PIM_CACHE_TTL_MS set', {}, { PIM_CACHE_TTL_MS: '60000' }],
-  ['with max-age', { 'cache-control': 'max-age=60' }, {}],
-])('a proxy 404 page %s is not kept: the PIM is asked again', async (_name, headers, settings) => {
-  const page: UpstreamHandler = (_req, res) =>
-    res.writeHead(404, { 'content-type': 'text/html', ...headers }).end('<html><body>404 Not Found</body></html>');
+  ['HTML without caching headers, PIM_CACHE_TTL_MS set', 'text/html', html, {}, { PIM_CACHE_TTL_MS: '60000' }],
+  ['HTML with max-age', 'text/html', html, { 'cache-control': 'max-age=60' }, {}],
+  // Labelled JSON, but no JSON object: a gateway's.
+  ['labelled JSON, empty, with max-age', 'application/json', '', { 'cache-control': 'max-age=60' }, {}],
+  ['labelled JSON, empty, PIM_CACHE_TTL_MS set', 'application/json', '', {}, { PIM_CACHE_TTL_MS: '60000' }],
+  ['labelled JSON, a string, with max-age', 'application/json', '"Not Found"', { 'cache-control': 'max-age=60' }, {}],
+])('a proxy 404 page %s is not kept: the PIM is asked again', async (_name, type, body, headers, settings) => {
+  const page: UpstreamHandler = (_req, res) => res.writeHead(404, { 'content-type': type, ...headers }).end(body);
   const { facade, upstream } = await servers.start(sequence(page, ok), { PIM_RETRIES: '0', ...settings });
   expect((await facade.post(query)).body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
   expect((await facade.post(query)).body.errors).toBeUndefined();
   expect(upstream.requests).toHaveLength(2);
+});
+
+it("the PIM's own 404 is kept: asked again within its max-age, the HTTP cache answers", async () => {
+  const notFound: UpstreamHandler = (_req, res) =>
+    res
+      .writeHead(404, { 'content-type': 'application/json', 'cache-control': 'max-age=60' })
+      .end('{"status":404,"meta":{"languageId":"en"},"error":"No Classification found"}');
+  const { facade, upstream } = await servers.start(notFound, { PIM_RETRIES: '0' });
+  for (let i = 0; i < 2; i++) expect((await facade.post(query)).body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  expect(upstream.requests).toHaveLength(1);
 });

@@ -1,7 +1,10 @@
+import { Writable } from 'node:stream';
 import { cacheStores, interceptors, type Dispatcher } from 'undici';
 import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
+import { parseJson } from '../rest/answer.ts';
+import { isEnvelope } from '../rest/errors.ts';
 import type { Answer } from '../rest/types.ts';
 import { createRedisCacheStore } from './redis-cache-store.ts';
 
@@ -122,7 +125,8 @@ function partitionByCredential(
       // Stored as of when its call went out, not when it came back: an invalidation this instance learns of later
       // (another instance's, read once a second) that came while the call was out then ends it here and in Redis.
       const asOfSending = sent !== undefined && sent < value.cachedAt ? { ...value, cachedAt: sent } : value;
-      return store.createWriteStream(privateKey(key, of), asOfSending);
+      const open = () => store.createWriteStream(privateKey(key, of), asOfSending);
+      return value.statusCode === 404 ? keptIfEnvelope(open) : open();
     },
     delete(key) {
       answers.forget(answerKey(key));
@@ -131,14 +135,36 @@ function partitionByCredential(
   };
 }
 
-// Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment, nor a 404 that is
-// no JSON: a proxy's page (rest/errors.ts), an outage.
-const kept = ({ statusCode: status, headers }: CacheValue) =>
-  (status >= 200 && status < 300) ||
-  (status >= 400 &&
-    status < 500 &&
-    status !== 429 &&
-    (status !== 404 || /json/i.test(String(headers['content-type']))));
+// Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
+const kept = ({ statusCode: status }: CacheValue) =>
+  (status >= 200 && status < 300) || (status >= 400 && status < 500 && status !== 429);
+
+// The PIM's 404 is a small envelope; a bigger body is no verdict worth keeping.
+const MAX_KEPT_404_BYTES = 16_384;
+
+/**
+ * A 404 is kept only once its body shows it is the PIM's (a JSON object, rest/errors.ts): a proxy's page, labelled
+ * JSON or not, is an outage, which replayed would outlast it without the PIM being asked. Held until its end, then
+ * written to the store, or dropped.
+ */
+function keptIfEnvelope(open: () => Writable | undefined): Writable {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size <= MAX_KEPT_404_BYTES) chunks.push(chunk);
+      done();
+    },
+    final(done) {
+      const body = Buffer.concat(chunks);
+      const store = size <= MAX_KEPT_404_BYTES && isEnvelope(parseJson(body.toString('utf8'))) ? open() : undefined;
+      if (!store) return done();
+      store.once('error', done);
+      store.end(body, () => done());
+    },
+  });
+}
 
 // The client's stale step serves stale answers, one refresh per key and with the call's own
 // queue and breaker; undici would serve them too, from inside the call, refreshing on every use.

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
-import { parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
+import { isEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
@@ -41,7 +41,7 @@ export async function readAnswer(
   }
   if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
   // Every answer is the `{status, meta, data}` envelope: `null` or a bare value says nothing about the resource.
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (!isEnvelope(body)) {
     throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
   }
   const { 'cache-control': cacheControl, age, vary, expires } = headers;
@@ -88,7 +88,8 @@ function plainAscii(text: string): string {
   });
 }
 
-function parseJson(text: string): unknown {
+/** The JSON value of a text, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

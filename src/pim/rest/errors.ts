@@ -81,8 +81,12 @@ const messageByCode: Record<PimErrorCode, string> = {
  * Turns a non-2xx upstream answer into a PimError. Only the service's own `error` text of a 404
  * (what is missing) and of a 400 or 422 (why it refused) is kept; other bodies may hold internals.
  */
+/** A parsed body that can be the PIM's `{status, meta, …}` envelope: a JSON object. */
+export const isEnvelope = (body: unknown): body is Record<string, unknown> =>
+  typeof body === 'object' && body !== null && !Array.isArray(body);
+
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
-  if (status === 404 && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+  if (status === 404 && !isEnvelope(body)) {
     const error = new PimError(
       'UPSTREAM_ERROR',
       `${messageByCode.UPSTREAM_ERROR} (HTTP 404 without its answer)`,
