@@ -74,3 +74,26 @@ it("the PIM's own 404 is kept: asked again within its max-age, the HTTP cache an
   for (let i = 0; i < 2; i++) expect((await facade.post(query)).body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   expect(upstream.requests).toHaveLength(1);
 });
+
+// Judged as readAnswer judges it: a byte order mark ignored (the PIM's NOT_FOUND, kept), JSON nested past 512 levels no
+// body (an outage, not kept).
+it("the PIM's own 404 with a byte order mark is kept", async () => {
+  const notFound: UpstreamHandler = (_req, res) =>
+    res
+      .writeHead(404, { 'content-type': 'application/json', 'cache-control': 'max-age=60' })
+      .end('\uFEFF{"status":404,"meta":{"languageId":"en"},"error":"No Classification found"}');
+  const { facade, upstream } = await servers.start(notFound, { PIM_RETRIES: '0' });
+  for (let i = 0; i < 2; i++) expect((await facade.post(query)).body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  expect(upstream.requests).toHaveLength(1);
+});
+
+it('a 404 of JSON nested past 512 levels (no answer) is not kept: the PIM is asked again', async () => {
+  const deep: UpstreamHandler = (_req, res) =>
+    res
+      .writeHead(404, { 'content-type': 'application/json', 'cache-control': 'max-age=60' })
+      .end(`{"error":${'['.repeat(600)}${']'.repeat(600)}}`);
+  const { facade, upstream } = await servers.start(sequence(deep, ok), { PIM_RETRIES: '0' });
+  expect((await facade.post(query)).body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+  expect((await facade.post(query)).body.errors).toBeUndefined();
+  expect(upstream.requests).toHaveLength(2);
+});

@@ -3,8 +3,7 @@ import { cacheStores, interceptors, type Dispatcher } from 'undici';
 import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
-import { parseJson } from '../rest/answer.ts';
-import { isEnvelope } from '../rest/errors.ts';
+import { isEnvelopeText } from '../rest/answer.ts';
 import type { Answer } from '../rest/types.ts';
 import { createRedisCacheStore } from './redis-cache-store.ts';
 
@@ -158,7 +157,7 @@ function keptIfEnvelope(open: () => Writable | undefined): Writable {
     },
     final(done) {
       const body = Buffer.concat(chunks);
-      const store = size <= MAX_KEPT_404_BYTES && isEnvelope(parseJson(body.toString('utf8'))) ? open() : undefined;
+      const store = size <= MAX_KEPT_404_BYTES && isEnvelopeText(body.toString('utf8')) ? open() : undefined;
       if (!store) return done();
       store.once('error', done);
       store.end(body, () => done());

@@ -24,12 +24,8 @@ export async function readAnswer(
 ): Promise<Answer> {
   const { statusCode, headers } = response;
   const read = await readLimitedText(response, maxBytes, account);
-  // A byte order mark first (some .NET and Java services send one) is not JSON; RFC 8259 §8.1 lets it be ignored.
-  const text = redact(read.charCodeAt(0) === 0xfeff ? read.slice(1) : read, secrets);
-  const parsed = parseJson(text);
-  const containers = containersIn(text);
-  const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
-  const body = tooDeep ? undefined : parsed;
+  const text = redact(withoutBom(read), secrets);
+  const { body, containers, tooDeep } = judge(text);
   if (statusCode < 200 || statusCode > 299) {
     const error = pimErrorFromStatus(statusCode, body);
     error.retryAfterMs = parseRetryAfter(headers['retry-after']);
@@ -56,6 +52,20 @@ export async function readAnswer(
     kept: reusable ? { text, hints: staleHintsOf(cacheControl, expires), ageS } : undefined,
   };
 }
+
+// A byte order mark first (some .NET and Java services send one) is not JSON; RFC 8259 §8.1 lets it be ignored.
+const withoutBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
+/** A body's JSON as the façade judges it: nested deeper than MAX_JSON_DEPTH, it is no body. */
+function judge(text: string) {
+  const parsed = parseJson(text);
+  const containers = containersIn(text);
+  const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
+  return { body: tooDeep ? undefined : parsed, containers, tooDeep };
+}
+
+/** Whether an upstream body is the PIM's envelope, judged as readAnswer judges it (the HTTP cache keeps 404s by it). */
+export const isEnvelopeText = (text: string): boolean => isEnvelope(judge(withoutBom(text)).body);
 
 const REDACTED = '[redacted]';
 
@@ -88,8 +98,7 @@ function plainAscii(text: string): string {
   });
 }
 
-/** The JSON value of a text, or undefined when it is not JSON. */
-export function parseJson(text: string): unknown {
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
