@@ -16,13 +16,16 @@ const list = z.string().transform((v) =>
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
-// An origin as a browser's Origin header spells it: an http(s) URL's own origin; another scheme's (an app's
-// capacitor://localhost, an extension's chrome-extension://<id>) has none in URL terms, but is sent as scheme://host.
+// An origin as a browser's Origin header spells it: an http(s) URL's own origin; an app's or extension's scheme
+// (capacitor://localhost, chrome-extension://<id>) has none in URL terms, but is sent as scheme://host. The web's other
+// schemes send `null` (a file) or no Origin a page could have (ws:, blob:, …).
 const isOrigin = (o: string) => {
   if (o.includes('*') || !URL.canParse(o)) return false;
-  const { origin } = new URL(o);
-  return origin === 'null' ? /^[a-z][a-z\d+.-]*:\/\/[^/?#@\s]+$/.test(o) : origin === o;
+  const { protocol, origin } = new URL(o);
+  if (protocol === 'http:' || protocol === 'https:') return origin === o;
+  return !webSchemes.has(protocol) && /^[a-z][a-z\d+.-]*:\/\/[^/?#@\s]+$/.test(o);
 };
+const webSchemes = new Set(['file:', 'ws:', 'wss:', 'ftp:', 'blob:', 'data:', 'about:', 'javascript:']);
 // The paths the server answers itself or hands to GraphQL: METRICS_PATH may not be one.
 const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-assets)(\/|$)/;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.

@@ -24,6 +24,10 @@ describe('CORS_ORIGINS', () => {
     'https://a.example:443',
     'null',
     'capacitor://localhost/',
+    // A page opened from a file sends `Origin: null`; no browser sends a ws(s) Origin.
+    'file://localhost',
+    'ws://app.example.com',
+    'wss://app.example.com',
   ])('refuses %s, naming the setting and the form it takes', (origin) => {
     expect(() => loadConfig({ CORS_ORIGINS: origin })).toThrow(ConfigError);
     expect(() => loadConfig({ CORS_ORIGINS: origin })).toThrow(/CORS_ORIGINS.*https:\/\/app\.example\.com/);
