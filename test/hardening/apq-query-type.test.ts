@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 
 // A request naming an APQ hash beside a `query` that is not a string: Yoga refuses a non-string query with
 // 400 BAD_REQUEST, as it does without the hash; a null one is no query, so the hash is looked up. Hashing it
 // (createHash().update(123) throws a TypeError) made each a 500 with a stack in the log.
-let upstream: Upstream;
-let facade: Facade;
 const logs = captureLogs('info');
-beforeAll(async () => {
-  upstream = await startUpstream();
-  facade = await startFacade(upstream.url, {}, { logger: logs.logger });
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await facade.close();
-  await upstream.close();
-});
+const fixture = useFacade({}, undefined, { logger: logs.logger });
 
 const hash = 'a'.repeat(64);
 describe('an APQ request whose query is not a string', () => {
@@ -28,9 +17,12 @@ describe('an APQ request whose query is not a string', () => {
     ['null (a lookup)', null, 404, 'PERSISTED_QUERY_NOT_FOUND'],
   ])('query as %s is a %i %s, not a 500, and logs no error', async (_name, query, status, code) => {
     const before = logs.lines.length;
-    const answer = await facade.postBody({ query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+    const answer = await fixture.facade.postBody({
+      query,
+      extensions: { persistedQuery: { version: 1, sha256Hash: hash } },
+    });
     expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status, code });
     expect(logs.lines.slice(before).filter((line) => line.level >= 50)).toEqual([]);
-    expect(upstream.requests).toHaveLength(0);
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 });

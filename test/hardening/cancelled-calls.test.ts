@@ -1,17 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { echo, startUpstream, type Upstream, type UpstreamHandler } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
 
-let upstream: Upstream;
-let facade: Facade | undefined;
-beforeAll(async () => {
-  upstream = await startUpstream();
-});
-afterEach(async () => {
-  await facade?.close().catch(() => undefined);
-  facade = undefined;
-});
-afterAll(() => upstream.close());
+const servers = closedAfterEach();
 
 /**
  * A PIM that works on every request it received for `ms`, whether or not its caller is still connected (as most
@@ -41,8 +32,7 @@ const ask = (origin: string, id: string, signal?: AbortSignal) =>
 describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
   it('holds while the PIM still works on calls whose callers left', async () => {
     const pim = busyPim(300);
-    upstream.respond(pim.handler);
-    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '2', PIM_CACHE: 'false' });
+    const { upstream, facade } = await servers.start(pim.handler, { PIM_MAX_CONCURRENCY: '2', PIM_CACHE: 'false' });
     // A typeahead client (or an attacker) that gives up on each request as soon as its call reached the PIM.
     for (let i = 0; i < 6; i++) {
       const controller = new AbortController();
@@ -59,8 +49,7 @@ describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
 
   it('a caller that leaves gets its answer ended at once, and the slot serves the next caller once the PIM answered', async () => {
     const pim = busyPim(300);
-    upstream.respond(pim.handler);
-    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false' });
+    const { upstream, facade } = await servers.start(pim.handler, { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false' });
     const controller = new AbortController();
     const left = ask(facade.origin, 'left', controller.signal).catch(() => 'cancelled');
     await expect.poll(() => upstream.requests.length).toBe(1);
@@ -73,8 +62,10 @@ describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
   });
 
   it('a call left on a PIM that never answers gives its slot back when its time runs out', async () => {
-    upstream.respond((req, res) => (req.url?.includes('/hung/') ? undefined : echo(req, res)));
-    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '500' });
+    const { upstream, facade } = await servers.start(
+      (req, res) => (req.url?.includes('/hung/') ? undefined : echo(req, res)),
+      { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '500' },
+    );
     const controller = new AbortController();
     const left = ask(facade.origin, 'hung', controller.signal).catch(() => 'cancelled');
     await expect.poll(() => upstream.requests.length).toBe(1);
@@ -90,11 +81,13 @@ describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
 
   it('holds against a PIM that sends an informational answer first: a 103 is not the answer', async () => {
     const pim = busyPim(300);
-    upstream.respond((req, res) => {
-      res.writeEarlyHints({ link: '</pxm/pimapi/v1/x>; rel=preload' });
-      pim.handler(req, res);
-    });
-    facade = await startFacade(upstream.url, { PIM_MAX_CONCURRENCY: '2', PIM_CACHE: 'false' });
+    const { upstream, facade } = await servers.start(
+      (req, res) => {
+        res.writeEarlyHints({ link: '</pxm/pimapi/v1/x>; rel=preload' });
+        pim.handler(req, res);
+      },
+      { PIM_MAX_CONCURRENCY: '2', PIM_CACHE: 'false' },
+    );
     for (let i = 0; i < 6; i++) {
       const controller = new AbortController();
       const answer = ask(facade.origin, `hinted-${i}`, controller.signal).catch(() => 'cancelled');
@@ -111,9 +104,8 @@ describe('PIM_MAX_CONCURRENCY against clients that cancel', () => {
 
   it('holds for calls whose request budget ran out while the PIM still works on them', async () => {
     const pim = busyPim(1_000);
-    upstream.respond(pim.handler);
     const env = { PIM_MAX_CONCURRENCY: '1', PIM_CACHE: 'false', PIM_TIMEOUT_MS: '5000', GRAPHQL_BUDGET_MS: '400' };
-    facade = await startFacade(upstream.url, { ...env, PIM_RETRIES: '0' });
+    const { upstream, facade } = await servers.start(pim.handler, { ...env, PIM_RETRIES: '0' });
     const answers: Array<Promise<unknown>> = [];
     for (let i = 0; i < 5; i++) {
       answers.push(ask(facade.origin, `budget-${i}`).then((r) => r.json()));

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 
 // docs/operations.md: "a document nested deeper than the stack allows ... is refused rather than crashing"; limits.ts
@@ -8,21 +7,12 @@ import { captureLogs } from '../helpers/logs.ts';
 // fragments add no depth (Armor flattens them), so a few thousand nested `... {` pass every limit; with a @defer
 // inside, what runs after validation (the 406 check's recursive walk in limits.ts `streams`, and the executor)
 // recurses once per level and runs out of stack: a 500 "Unexpected error." logged with its stack, at error level.
-let upstream: Upstream;
-let facade: Facade;
 const logs = captureLogs('info');
-beforeAll(async () => {
-  upstream = await startUpstream();
-  facade = await startFacade(
-    upstream.url,
-    { GRAPHQL_MAX_TOKENS: '1000000', GRAPHQL_MAX_ALIASES: '5000', GRAPHQL_MAX_COST: '10000000' },
-    { logger: logs.logger },
-  );
-});
-afterAll(async () => {
-  await facade.close();
-  await upstream.close();
-});
+const fixture = useFacade(
+  { GRAPHQL_MAX_TOKENS: '1000000', GRAPHQL_MAX_ALIASES: '5000', GRAPHQL_MAX_COST: '10000000' },
+  undefined,
+  { logger: logs.logger },
+);
 
 const nested = (levels: number) => `{ ${'... { '.repeat(levels)} ... @defer { __typename } ${'}'.repeat(levels)} }`;
 
@@ -35,7 +25,7 @@ describe('inline fragments nested thousands deep around a @defer, past a raised 
     // Stack use differs between runs (JIT): every depth from 500 to 6,000 is tried, each answered or refused.
     for (let levels = 500; levels <= 6_000; levels += 250) {
       const before = logs.lines.length;
-      const answer = await facade.request('/graphql', {
+      const answer = await fixture.facade.request('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept },
         body: JSON.stringify({ query: nested(levels) }),
@@ -44,7 +34,7 @@ describe('inline fragments nested thousands deep around a @defer, past a raised 
       if (answer.status >= 500 || logged > 0) outcomes.push(`${levels}: HTTP ${answer.status}, ${logged} error lines`);
     }
     expect(outcomes).toEqual([]);
-    expect(upstream.requests).toHaveLength(0);
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 
   it('a chain of a thousand fragments spread in each other is refused before it runs, at once', async () => {
@@ -55,7 +45,7 @@ describe('inline fragments nested thousands deep around a @defer, past a raised 
         : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
     );
     const started = Date.now();
-    const answer = await facade.request('/graphql', {
+    const answer = await fixture.facade.request('/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
       body: JSON.stringify({ query: `{ ...F0 } ${chain.join(' ')}` }),
@@ -69,6 +59,6 @@ describe('inline fragments nested thousands deep around a @defer, past a raised 
     expect(answer.text).toContain('The document is nested too deeply');
     // Each fragment spread twice: walked without remembering each one's depth, 2^1000 paths.
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(upstream.requests).toHaveLength(0);
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 });

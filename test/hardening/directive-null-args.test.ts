@@ -1,24 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 
 // errors.ts turns the executor's refusal of a negative `@stream(initialCount:)` into BAD_USER_INPUT
 // (test/hardening/hostile.test.ts). A null one (`initialCount: null`, or a variable sent as null) is refused by the
 // same executor in other words ("initialCount must be a number"): masked as "Unexpected error." with
 // INTERNAL_SERVER_ERROR, and logged at error level with its stack, once per request a client sends.
-let upstream: Upstream;
-let facade: Facade;
 const logs = captureLogs('info');
-beforeAll(async () => {
-  upstream = await startUpstream();
-  facade = await startFacade(upstream.url, {}, { logger: logs.logger });
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await facade.close();
-  await upstream.close();
-});
+const fixture = useFacade({}, undefined, { logger: logs.logger });
 
 const entities = '_entities(representations: [{__typename: "Catalog", catalogId: "a"}])';
 const streamAccept = { 'content-type': 'application/json', accept: 'multipart/mixed, application/json' };
@@ -29,7 +18,7 @@ describe('@stream with a null initialCount', () => {
     ['as a variable', `query ($n: Int) { ${entities} @stream(initialCount: $n) { __typename } }`, { n: null }],
   ])('%s is BAD_USER_INPUT, not an unexpected error, and logs no error', async (_name, query, variables) => {
     const before = logs.lines.length;
-    const answer = await facade.request('/graphql', {
+    const answer = await fixture.facade.request('/graphql', {
       method: 'POST',
       headers: streamAccept,
       body: JSON.stringify({ query, variables }),
@@ -37,7 +26,7 @@ describe('@stream with a null initialCount', () => {
     const codes = (answer.body?.errors ?? []).map((error: any) => error.extensions?.code);
     expect(codes).toEqual(['BAD_USER_INPUT']);
     expect(logs.lines.slice(before).filter((line) => line.level >= 50)).toEqual([]);
-    expect(upstream.requests).toHaveLength(0);
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 });
 
@@ -50,7 +39,7 @@ describe('@defer or @stream with `if:` a variable sent as null', () => {
     ['@stream', `query ($b: Boolean) { ${entities} @stream(if: $b) { __typename } }`],
   ])('%s: the refusal carries BAD_USER_INPUT and nothing is sent', async (_name, query) => {
     for (const accept of ['multipart/mixed, application/json', 'application/json']) {
-      const answer = await facade.request('/graphql', {
+      const answer = await fixture.facade.request('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept },
         body: JSON.stringify({ query, variables: { b: null } }),
@@ -60,6 +49,6 @@ describe('@defer or @stream with `if:` a variable sent as null', () => {
       const codes = (json?.errors ?? []).map((error: any) => error.extensions?.code);
       expect({ accept, codes }).toEqual({ accept, codes: ['BAD_USER_INPUT'] });
     }
-    expect(upstream.requests).toHaveLength(0);
+    expect(fixture.upstream.requests).toHaveLength(0);
   });
 });

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { startFacade, type Facade } from '../helpers/facade.ts';
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
 
 // An entity's key may be sent as an integer (taken as its digits, as an ID argument's). Past Number.MAX_SAFE_INTEGER
 // the integer has no exact JavaScript value once JSON is parsed: String() of it is another number, or exponent
@@ -8,23 +7,13 @@ import { startFacade, type Facade } from '../helpers/facade.ts';
 // (`1.2345678901234568e+29`), where it should be refused before any call, as every other id the interface cannot
 // carry is (BAD_USER_INPUT, nothing sent). (An ID *variable* sent so reaches the schema already rounded by graphql-js's
 // ID scalar, which Pothos keeps; a JavaScript client cannot hold such a number exactly either.)
-let upstream: Upstream;
-let facade: Facade;
-beforeAll(async () => {
-  upstream = await startUpstream();
-  facade = await startFacade(upstream.url);
-});
-beforeEach(() => upstream.reset());
-afterAll(async () => {
-  await facade.close();
-  await upstream.close();
-});
+const fixture = useFacade();
 
 const digits = '123456789012345678901234567890';
 
 /** Refused with BAD_USER_INPUT and nothing sent, or sent with exactly the digits the client wrote. */
 function refusedOrExact(body: any) {
-  const sent = upstream.requests.map((r) => r.url);
+  const sent = fixture.upstream.requests.map((r) => r.url);
   if (sent.length === 0) {
     expect(body.errors?.map((e: any) => e.extensions?.code)).toContain('BAD_USER_INPUT');
   } else {
@@ -34,7 +23,7 @@ function refusedOrExact(body: any) {
 
 describe('an integer id past the safe range', () => {
   it('in an entity representation is not sent upstream as another id', async () => {
-    const { body } = await facade.post(
+    const { body } = await fixture.facade.post(
       `{ _entities(representations: [{__typename: "Catalog", catalogId: ${digits}}]) { ... on Catalog { products } } }`,
     );
     refusedOrExact(body);

@@ -83,11 +83,11 @@ function parseJson(text: string): any {
  * against it for the file, and give the upstream a fresh recording and its first handler before
  * each test. Read `upstream` and `facade` inside tests.
  */
-export function useFacade(env: Record<string, string> = {}, handler?: UpstreamHandler) {
+export function useFacade(env: Record<string, string> = {}, handler?: UpstreamHandler, options: FacadeOptions = {}) {
   const fixture = {} as { upstream: Upstream; facade: Facade };
   beforeAll(async () => {
     fixture.upstream = await startUpstream(handler);
-    fixture.facade = await startFacade(fixture.upstream.url, env);
+    fixture.facade = await startFacade(fixture.upstream.url, env, options);
   });
   beforeEach(() => fixture.upstream.reset());
   afterAll(async () => {

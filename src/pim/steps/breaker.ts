@@ -164,7 +164,7 @@ export function createBreaker({
   const decide =
     (next: Send): Send =>
     (request, call) => {
-      // Only a half-open breaker's trial may hand its cached answer over before the breaker's verdict is in (cockatiel
+      // Only a half-open breaker's trial may hand an outcome that proves nothing over before the verdict is in (cockatiel
       // turns an open breaker half-open as it lets the trial call through, so an open one may be half-open next).
       const handover = breaker.state !== CircuitState.Closed && probe ? Promise.withResolvers<Answer>() : undefined;
       const decision = decideOnce(next, request, call, handover);
