@@ -17,7 +17,8 @@ export function createAnswerLookup({ cache, onHit }: AnswerLookupOptions): Layer
     const cached = asksPastCache(call.headers) ? undefined : cache.lookup(request.path, call.partition, call.headers);
     if (cached !== undefined) return (onHit?.(), cached);
     const answer = await next(request, call);
-    cache.remember(request.path, call.partition, call.headers, answer);
+    // A kept copy standing in for a failed call is not the body of the response the HTTP cache holds fresh.
+    if (!answer.stale) cache.remember(request.path, call.partition, call.headers, answer);
     return answer;
   };
 }
