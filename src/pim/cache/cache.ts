@@ -125,7 +125,7 @@ function partitionByCredential(
       // (another instance's, read once a second) that came while the call was out then ends it here and in Redis.
       const asOfSending = sent !== undefined && sent < value.cachedAt ? { ...value, cachedAt: sent } : value;
       const open = () => store.createWriteStream(privateKey(key, of), asOfSending);
-      return value.statusCode === 404 ? keptIfEnvelope(open) : open();
+      return value.statusCode === 404 ? keptIfEnvelope(open) : keptIfObjectShaped(open());
     },
     delete(key) {
       answers.forget(answerKey(key));
@@ -161,6 +161,47 @@ function keptIfEnvelope(open: () => Writable | undefined): Writable {
       if (!store) return done();
       store.once('error', done);
       store.end(body, () => done());
+    },
+  });
+}
+
+const isJsonSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+const BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * A 2xx is kept only when its body is shaped as the envelope is, a JSON object from its first character to its last
+ * (a byte order mark and white space aside): a gateway's login or maintenance page, a bare string or a body cut short,
+ * replayed, would outlast the outage as faults of a PIM never asked. Judged as the bytes pass, not parsed: every
+ * answer stored is parsed once anyway, by the call that fetched it.
+ */
+function keptIfObjectShaped(inner: Writable | undefined): Writable | undefined {
+  if (!inner) return undefined;
+  let seen = 0;
+  let first: number | undefined;
+  let last: number | undefined;
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (let i = 0; first === undefined && i < chunk.length; i++) {
+        const at = seen++;
+        if ((at >= BOM.length || chunk[i] !== BOM[at]) && !isJsonSpace(chunk[i]!)) first = chunk[i];
+      }
+      for (let i = chunk.length - 1; i >= 0; i--) {
+        if (!isJsonSpace(chunk[i]!)) {
+          last = chunk[i];
+          break;
+        }
+      }
+      inner.write(chunk);
+      done();
+    },
+    final(done) {
+      if (first !== 0x7b || last !== 0x7d) return (inner.destroy(), done());
+      inner.once('error', done);
+      inner.end(() => done());
+    },
+    destroy(error, done) {
+      inner.destroy();
+      done(error);
     },
   });
 }
