@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { createBoundedKeys } from '../../redis-bounded.ts';
+import { isEnvelopeText } from '../rest/answer.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
 /** A 2xx answer kept to be served once stale: its JSON text and the times that bound its use. */
@@ -94,10 +95,18 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   };
 }
 
+const TIMES = ['storedAt', 'freshUntil', 'revalidateUntil', 'errorUntil'] as const;
+
+// A copy this version cannot read (cut short, or written in another shape) is no copy: served, it would fail its
+// field with an unexpected error in place of the outage's own. Read only when a call has failed.
 function parse(stored: string): KeptAnswer | undefined {
   const newline = stored.indexOf('\n');
   try {
-    return { ...(JSON.parse(stored.slice(0, newline)) as Omit<KeptAnswer, 'text'>), text: stored.slice(newline + 1) };
+    const times = JSON.parse(stored.slice(0, newline)) as Record<(typeof TIMES)[number], unknown> | null;
+    const text = stored.slice(newline + 1);
+    if (newline < 0 || !TIMES.every((name) => Number.isFinite(times?.[name])) || !isEnvelopeText(text))
+      return undefined;
+    return { ...(times as Omit<KeptAnswer, 'text'>), text };
   } catch {
     return undefined;
   }
