@@ -87,7 +87,13 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
       const redis = shared.redis as typeof shared.redis & {
         recordInvalidation(...args: Array<string | number>): Promise<unknown>;
       };
-      await shared.within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS));
+      // Counted and logged as every Redis failure is; the caller is told too (a 503: the fleet was not).
+      await shared
+        .within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS))
+        .catch((error: Error) => {
+          onError(error);
+          throw error;
+        });
     },
     since(path) {
       if (at.size === 0) return 0;
