@@ -15,9 +15,10 @@ export interface RedisCacheStoreOptions {
   onError: (error: Error) => void;
 }
 
-// One variant as stored: the value without its Vary values, which are kept only as a hash.
+// One variant as stored: the value without its Vary values, which are kept only as a hash, and its body's length.
 interface StoredMeta extends Omit<CacheValue, 'vary'> {
   varyNames?: string[];
+  bodyBytes: number;
 }
 
 /**
@@ -73,7 +74,7 @@ async function save(redis: Redis, key: CacheKey, value: CacheValue, body: Buffer
   if (expireAt <= Date.now()) return;
   const { vary, ...rest } = value;
   const varyNames = vary ? Object.keys(vary).sort() : undefined;
-  const meta: StoredMeta = { ...rest, ...(varyNames ? { varyNames } : {}) };
+  const meta: StoredMeta = { ...rest, ...(varyNames ? { varyNames } : {}), bodyBytes: body.length };
   const id = redisKey(key);
   // NX gives a new key its expiry, GT lets a longer-lived variant extend the key's.
   const results = await redis
@@ -89,14 +90,15 @@ async function save(redis: Redis, key: CacheKey, value: CacheValue, body: Buffer
 function findVariant(
   key: CacheKey,
   variants: Record<string, Buffer>,
-  dropExpired: (field: string) => void,
+  drop: (field: string) => void,
 ): GetResult | undefined {
   const now = Date.now();
   for (const [field, stored] of Object.entries(variants)) {
     const split = stored.indexOf(0x0a);
-    const meta = JSON.parse(stored.subarray(0, split).toString('utf8')) as StoredMeta;
-    if (meta.deleteAt <= now) {
-      dropExpired(field);
+    const meta = readMeta(stored, split);
+    // Expired, or unreadable (cut short, or written in another shape): a miss, and the next answer takes its place.
+    if (!meta || !(meta.deleteAt > now)) {
+      drop(field);
       continue;
     }
     if (field !== variantField(meta.varyNames, key.headers)) continue;
@@ -111,6 +113,15 @@ function findVariant(
     };
   }
   return undefined;
+}
+
+function readMeta(stored: Buffer, split: number): StoredMeta | undefined {
+  try {
+    const meta = JSON.parse(stored.subarray(0, split).toString('utf8')) as StoredMeta | null;
+    return split > 0 && meta?.bodyBytes === stored.length - split - 1 ? meta : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
