@@ -2,11 +2,14 @@ import { circuitBreaker, ConsecutiveBreaker, handleWhen, timeout, TimeoutStrateg
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 
+// Silence, while replies are owed, after which a connection is taken for dead.
+const SILENT_MS = 5_000;
+
 /**
  * Connection options for a `redis://` or `rediss://` URL (user, password, database number, TLS),
  * shared by every part of the service that keeps state in Redis. Keys are prefixed `pim-graphql:`.
  */
-function redisOptions(url: string): RedisOptions {
+function redisOptions(url: string, replyTimeoutMs: number): RedisOptions {
   const { hostname, port, username, password, pathname, protocol } = new URL(url);
   return {
     host: hostname,
@@ -22,15 +25,20 @@ function redisOptions(url: string): RedisOptions {
     maxRetriesPerRequest: 0,
     connectTimeout: 1_000,
     retryStrategy: (attempt: number) => Math.min(attempt * 250, 5_000),
+    // A connection that has said nothing for this long while replies are owed is dropped and made anew: a Redis
+    // lost with its node, or one failed over behind the same address, breaks no connection, and the commands bound
+    // by `replyWithin` would otherwise wait on its dead socket until the kernel gives up (some 15 minutes).
+    socketTimeout: Math.max(SILENT_MS, 2 * replyTimeoutMs),
   };
 }
 
 /**
- * Opens a connection with {@link redisOptions}. Connection failures go to `onError` (ioredis
- * retries on its own); without a listener they would be unhandled `error` events.
+ * Opens a connection with {@link redisOptions}; `replyTimeoutMs` is the bound {@link replyWithin} puts on each reply.
+ * Connection failures go to `onError` (ioredis retries on its own); without a listener they would be unhandled
+ * `error` events.
  */
-export function createRedis(url: string, onError: (error: Error) => void): Redis {
-  const redis = new Redis(redisOptions(url));
+export function createRedis(url: string, onError: (error: Error) => void, replyTimeoutMs: number): Redis {
+  const redis = new Redis(redisOptions(url, replyTimeoutMs));
   redis.on('error', onError);
   return redis;
 }
@@ -74,7 +82,8 @@ const awayOrSilent = handleWhen((error) => !(error instanceof (ReplyError as typ
  * partition dropping packets) breaks no connection, so without a bound every caller waits on it.
  * Past the bound the command rejects (a miss, a skipped write); a late reply is ignored. After a few
  * failures in a row (timeouts, lost connections) commands fail at once for a second, then one is tried again. Only our own
- * commands are bound, not ioredis' handshake, so a slow Redis never has its connection dropped.
+ * commands are bound, not ioredis' handshake: a slow Redis keeps its connection, which is remade only after a silence
+ * far longer than a reply's bound (`socketTimeout` in {@link redisOptions}).
  */
 export function replyWithin(ms: number): <T>(command: () => Promise<T>) => Promise<T> {
   const policy = wrap(

@@ -8,7 +8,7 @@ let redis: Awaited<ReturnType<typeof startRedis>>;
 let connection: ReturnType<typeof createRedis>;
 beforeAll(async () => {
   redis = await startRedis();
-  connection = createRedis(redis.url, () => undefined);
+  connection = createRedis(redis.url, () => undefined, 1_000);
 });
 afterAll(async () => {
   await closeRedis(connection);

@@ -14,7 +14,7 @@ afterAll(() => redis.stop());
 it('reads a record past its bound once: later polls change nothing', async () => {
   const fields = Array.from({ length: MAX_INVALIDATED_TAGS + 500 }, (_, i) => [`catalog:C${i}`, String(1_000_000 + i)]);
   await redis.client.hset('pim-graphql:invalidated', Object.fromEntries(fields));
-  const connection = createRedis(redis.url, () => undefined);
+  const connection = createRedis(redis.url, () => undefined, 1_000);
   let changes = 0;
   const invalidations = createInvalidations({
     shared: { redis: connection, within: replyWithin(2_000) },

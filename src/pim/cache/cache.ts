@@ -58,7 +58,7 @@ export interface HttpCache {
  */
 export function createHttpCache(options: HttpCacheOptions): HttpCache {
   const { credentialKey, defaultTtlMs, redisUrl, maxBytes, maxEntryBytes, onError } = options;
-  const redis = redisUrl ? createRedis(redisUrl, onError) : undefined;
+  const redis = redisUrl ? createRedis(redisUrl, onError, options.redisTimeoutMs) : undefined;
   const inner = redis
     ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
     : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });

@@ -37,7 +37,7 @@ export interface StaleServingOptions {
  */
 export function createStaleServing(options: StaleServingOptions) {
   const report = options.onError;
-  const redis = options.redisUrl ? createRedis(options.redisUrl, report) : undefined;
+  const redis = options.redisUrl ? createRedis(options.redisUrl, report, options.redisTimeoutMs) : undefined;
   // One bound for the connection: after a few failures in a row, both stores leave Redis alone a while.
   const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs) };
   const { maxBytes, redisMaxBytes } = options;
