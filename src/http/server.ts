@@ -83,6 +83,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   const open = new Map<ServerResponse, Progress>();
   // Requests in flight per credential, while it has any: never more entries than requests in flight.
   const held = new Map<string, number>();
+  // Requests let through to the app and not yet closed: what HTTP_MAX_IN_FLIGHT bounds. Not `open`, which also holds
+  // the server's own answers (refusals, probes): a 503 queued behind a slow answer on a pipelined connection waits
+  // there, and would take a slot of the very bound that refused it.
+  let serving = 0;
   let closing = false;
   let drained: (() => void) | undefined;
 
@@ -144,10 +148,12 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // other callers, who the fair queue would serve, must still get in.
       const credential = app.credentialOf?.(headersOf(req));
       const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
-      if (open.size > maxInFlight || holding >= maxInFlightPerCredential) {
+      if (serving >= maxInFlight || holding >= maxInFlightPerCredential) {
         res.setHeader('retry-after', '1');
         return void refuse(req, res, 503, messages[503]!);
       }
+      serving++;
+      res.once('close', () => void serving--);
       if (credential !== undefined) {
         held.set(credential, holding + 1);
         res.once('close', () => {
