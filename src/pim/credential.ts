@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /** The header that carries the server's own key (PIM_API_KEY) upstream. */
 export const SERVER_KEY_HEADER = 'x-api-key';
@@ -51,28 +52,25 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     }
     return sent;
   };
-  // Only partitions the PIM accepted get in, so nobody can fill it; a fresh start re-learns them on first answers.
   // The server's own key is the operator's: taken as real from the start, so keyless callers always have their share.
-  const accepted = new Set<string>(apiKey === undefined ? [] : [partition({ [SERVER_KEY_HEADER]: apiKey })]);
-  const serverShare = [...accepted];
+  const serverShare = apiKey === undefined ? undefined : partition({ [SERVER_KEY_HEADER]: apiKey });
+  // Only partitions the PIM accepted get in; a fresh start re-learns them on first answers. In order of the PIM's
+  // last answer: past the bound the key answered longest ago goes, never every key at once (without PIM_API_KEY a
+  // partition is every forwarded header, so one real key with a new Authorization per request makes a new one each).
+  const accepted = new LRUCache<string, true>({ max: MAX_DIGESTS });
   return {
     names,
     partition,
     headers,
     accepted(share) {
-      if (accepted.has(share)) return;
-      if (accepted.size >= MAX_DIGESTS) {
-        accepted.clear();
-        for (const kept of serverShare) accepted.add(kept);
-      }
-      accepted.add(share);
+      if (share !== serverShare) accepted.set(share, true);
     },
     refused(share) {
-      if (!serverShare.includes(share)) accepted.delete(share);
+      accepted.delete(share);
     },
     doorShare(incoming) {
       const share = partition(headers(incoming));
-      return accepted.has(share) ? share : UNPROVEN_KEYS;
+      return share === serverShare || accepted.has(share) ? share : UNPROVEN_KEYS;
     },
   };
 }
