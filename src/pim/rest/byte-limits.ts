@@ -15,8 +15,17 @@ export interface ByteAccount {
    * repeated by aliases or entity representations costs one call and one read, but is written each time.
    */
   send(size: number): void;
-  /** The request's response is done: its bytes no longer count toward the process cap or its credential's share. */
+  /**
+   * The request's response is done: its bytes no longer count toward the process cap or its credential's share,
+   * but for a body still being read into it (see {@link reading}).
+   */
   release(): void;
+  /**
+   * A body starts (`true`) or ends (`false`) being read into this account. Until it ends, it counts though the
+   * account is released: a coalesced call reads into the account of the request that started it, and goes on for
+   * the requests that joined it when that one's client has left, its body still read into memory.
+   */
+  reading(started: boolean): void;
 }
 
 export interface ByteLimitsOptions {
@@ -59,14 +68,16 @@ export function createByteLimits({
     open(credential: string): ByteAccount {
       let used = 0;
       let sent = 0;
-      // What this request adds to `held` while open: the larger of `used` and `sent`.
+      // What this request adds to `held` while it counts: the larger of `used` and `sent`, less what it held when
+      // it stopped counting (a body read after that counts from there).
       let counted = 0;
-      let open = true;
-      // Charged after the release, bytes could never be given back: only the request's own cap applies then.
+      let base = 0;
+      let released = false;
+      let reads = 0;
       // `body`: the bytes so far of the body being charged; a body too large alone is no verdict on this request.
       const hold = (nextUsed: number, nextSent: number, status?: number, body = 0) => {
-        const next = Math.max(nextUsed, nextSent);
-        if (!open) return;
+        if (released && reads === 0) return;
+        const next = Math.max(nextUsed, nextSent) - base;
         const more = next - counted;
         const own = heldBy.get(credential) ?? 0;
         // A request alone past its credential's share would fail however often it were retried: said first.
@@ -82,6 +93,12 @@ export function createByteLimits({
         setHeld(credential, own + more);
         counted = next;
       };
+      const stopCounting = () => {
+        held -= counted;
+        setHeld(credential, (heldBy.get(credential) ?? 0) - counted);
+        base += counted;
+        counted = 0;
+      };
       return {
         charge(bytes, status, body = bytes) {
           if (used + bytes > maxRequestBytes) {
@@ -96,11 +113,12 @@ export function createByteLimits({
           hold(used, sent);
         },
         release() {
-          if (open) {
-            held -= counted;
-            setHeld(credential, (heldBy.get(credential) ?? 0) - counted);
-          }
-          open = false;
+          if (!released && reads === 0) stopCounting();
+          released = true;
+        },
+        reading(started) {
+          reads += started ? 1 : -1;
+          if (!started && released && reads === 0) stopCounting();
         },
         send(size) {
           if (sent + size > maxRequestBytes) {

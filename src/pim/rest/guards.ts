@@ -48,6 +48,8 @@ export async function readLimitedText(
   const chunks: Buffer[] = [];
   let size = 0;
   let charged = 0;
+  // Counted until read or cut, whatever becomes of the request that started the call meanwhile.
+  account.reading(true);
   try {
     const declared = Number(headers['content-length']);
     if (declared > maxBytes) throw tooLarge();
@@ -64,11 +66,13 @@ export async function readLimitedText(
       }
       chunks.push(chunk);
     }
+    if (charged > size) account.refund(charged - size);
   } catch (error) {
     body.destroy();
     account.refund(charged);
     throw error;
+  } finally {
+    account.reading(false);
   }
-  if (charged > size) account.refund(charged - size);
   return Buffer.concat(chunks, size).toString('utf8');
 }
