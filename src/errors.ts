@@ -56,9 +56,11 @@ export const maskError: NonNullable<
     ? error
     : isInputRefusal(error)
       ? badUserInput(error)
-      : hasParserDetail(error)
-        ? withExtensions(error, { code: 'BAD_REQUEST', http: { spec: false, status: 400 } })
-        : yogaMaskError(error, message, false);
+      : isOperationRefusal(error)
+        ? withExtensions(error, asRequestError(error.extensions))
+        : hasParserDetail(error)
+          ? withExtensions(error, { code: 'BAD_REQUEST', http: { spec: false, status: 400 } })
+          : yogaMaskError(error, message, false);
 
 /**
  * The client's input refused in words that carry no code: graphql-js's for a variable it cannot coerce
@@ -78,7 +80,22 @@ const ARGUMENT_REFUSAL =
   /^Argument "\w+" (of (required|non-null) type "[^"]+" (was not provided|must not be null)|has invalid value)/;
 const INITIAL_COUNT_REFUSAL = /^initialCount must be a (positive integer|number)$/;
 
-const badUserInput = (error: GraphQLError) => withExtensions(error, { ...error.extensions, code: 'BAD_USER_INPUT' });
+const badUserInput = (error: GraphQLError) =>
+  withExtensions(error, asRequestError({ ...error.extensions, code: 'BAD_USER_INPUT' }));
+
+const isOperationRefusal = (error: unknown): error is GraphQLError =>
+  error instanceof GraphQLError && error.extensions['code'] === 'OPERATION_RESOLUTION_FAILURE';
+
+/**
+ * GraphQL over HTTP: a request error found before execution (graphql-tools' executor marks it 400: the operation
+ * not determined, a variable not coerced) is 400 under application/graphql-response+json and 200 under
+ * application/json, where a client must not trust the body of any other status; `spec` tells Yoga so, as graphql-js's
+ * validation errors do.
+ */
+function asRequestError(extensions: GraphQLError['extensions']): GraphQLError['extensions'] {
+  const http = extensions['http'] as { status?: number } | undefined;
+  return http?.status === 400 ? { ...extensions, http: { ...http, spec: true } } : extensions;
+}
 
 const hasParserDetail = (error: unknown): error is GraphQLError =>
   error instanceof GraphQLError && error.extensions['code'] === 'BAD_REQUEST' && 'originalError' in error.extensions;
