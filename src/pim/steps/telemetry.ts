@@ -26,6 +26,8 @@ export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): 
       },
     });
     let status = '2xx';
+    // A call that never left the connection queue (its budget spent there, the breaker opened) never reached the PIM.
+    let unsent = false;
     try {
       if (!span) return await next(request, call);
       // `traceparent` lets a traced PIM put its own spans under this one.
@@ -34,6 +36,7 @@ export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): 
       return await next(request, { ...call, headers: traced });
     } catch (error) {
       status = statusOf(error);
+      unsent = error instanceof PimError && error.cached === true && error.status === undefined;
       if (error instanceof PimError && error.status !== undefined)
         span?.setAttribute('http.response.status_code', error.status);
       span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof PimError ? error.code : 'aborted' });
@@ -43,8 +46,10 @@ export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): 
       span?.setAttribute('pim.status', status);
       span?.end();
       const labels = { operation: request.operation, status };
-      calls?.inc(labels);
-      duration?.observe(labels, (performance.now() - started) / 1000);
+      if (!unsent) {
+        calls?.inc(labels);
+        duration?.observe(labels, (performance.now() - started) / 1000);
+      }
     }
   };
 }
