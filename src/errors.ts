@@ -134,6 +134,9 @@ const refusalCodes: Record<number, string> = {
   503: 'OVERLOADED',
 };
 
+/** The stable code of a refusal by its status. */
+export const refusalCode = (status: number): string => refusalCodes[status] ?? 'BAD_REQUEST';
+
 /** The JSON body of an HTTP refusal: one error saying what to send instead, with the status's stable code. */
 export const refusalBody = (status: number, message: string): string =>
-  JSON.stringify({ errors: [{ message, extensions: { code: refusalCodes[status] ?? 'BAD_REQUEST' } }] });
+  JSON.stringify({ errors: [{ message, extensions: { code: refusalCode(status) } }] });

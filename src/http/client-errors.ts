@@ -14,6 +14,14 @@ const refusals: Record<string, [status: number, message: string]> = {
 };
 const malformed: [number, string] = [400, 'The request is not valid HTTP/1.1'];
 
+// The responses node:http ended with a refusal of its own while the app was reading their request (a body too
+// slow: 408), by status: their client did not go away, it was answered.
+const answeredHere = new WeakMap<object, number>();
+
+/** The status node:http refused `serverContext`'s request with while the app read it, if it did. */
+export const refusedByServer = (serverContext: unknown): number | undefined =>
+  answeredHere.get((serverContext as { res?: object } | undefined)?.res ?? answeredHere);
+
 /**
  * node:http's `clientError` listener: the refusal Node itself would send (400, 408, 413, 431),
  * with a one-line JSON message like every other refusal, then the connection closed.
@@ -23,6 +31,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) return void socket.destroy();
   const [status, message] = refusals[error.code ?? ''] ?? malformed;
+  if (current) answeredHere.set(current, status);
   refuseOnSocket(socket, status, message);
 }
 

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { refusalBody } from '../errors.ts';
+import { refusalBody, refusalCode } from '../errors.ts';
 import { streams } from './limits.ts';
 
 /** Operations one batch may hold (GRAPHQL_BATCHING): Yoga refuses more with a 413. */
@@ -103,10 +103,7 @@ export function useRefusalMessages(): Plugin {
       setResultAndStopExecution({ errors: [streamNotAccepted()] });
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
-      // Yoga's 405s and its 413 of a batch too long have a body, with the code BAD_REQUEST: they get the status's
-      // own, as every refusal has.
-      const bare = response.status >= 400 && response.body === null && !response.headers.has('content-type');
-      if (!bare && response.status !== 405 && response.status !== 413) return;
+      if (!isRewritten(response)) return;
       const message = messageFor(response, request, endpoint);
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
@@ -117,6 +114,17 @@ export function useRefusalMessages(): Plugin {
     },
   };
 }
+
+// Yoga's bare refusals, and its 405s and its 413 of a batch too long, which have a body with the code BAD_REQUEST:
+// they get the status's own, as every refusal has.
+function isRewritten(response: Response): boolean {
+  const bare = response.status >= 400 && response.body === null && !response.headers.has('content-type');
+  return bare || response.status === 405 || response.status === 413;
+}
+
+/** The code the one error of a Yoga refusal carries once this plugin has rewritten it; undefined for any other answer. */
+export const rewrittenCode = (response: Response): string | undefined =>
+  isRewritten(response) ? refusalCode(response.status) : undefined;
 
 function messageFor(response: Response, { method, headers: request }: Request, endpoint: string): string {
   switch (response.status) {

@@ -1,5 +1,9 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import type { ServerResponse } from 'node:http';
 import type { Counter, Histogram } from 'prom-client';
+import { refusedByServer } from '../../http/client-errors.ts';
+import { refusalCode } from '../../errors.ts';
+import { rewrittenCode } from '../../plugins/refusal-messages.ts';
 import { createOperationLabel, describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
 
 /** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
@@ -36,6 +40,9 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
   const countErrors = (result: ResultPart) => {
     for (const error of errorsOf(result)) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
   };
+  // A whole result with errors waits for its response, where plugins/refusal-messages.ts may give its one error the
+  // code of its status (Yoga's 405 and 413 say BAD_REQUEST).
+  const withErrors = new WeakMap<Request, ResultPart[]>();
   return {
     // Synchronous for every other path: a GraphQL request goes on without a promise.
     onRequest({ url, request, endResponse, fetchAPI }) {
@@ -61,14 +68,30 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       };
     },
     // The processed result carries the masked errors, i.e. the codes clients actually see.
-    onResultProcess({ request, result, setResult }) {
+    onResultProcess({ request, result, setResult, serverContext }) {
+      // node:http refused it itself (408, its body too slow): its client did not leave.
+      if (refusedByServer(serverContext) !== undefined) return;
       // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
       if (request.signal.aborted) return disconnected(request);
       if (!isAsyncIterable(result)) {
-        for (const single of Array.isArray(result) ? result : [result]) countErrors(single);
+        const parts = Array.isArray(result) ? result : [result];
+        if (parts.some((part) => errorsOf(part).length > 0)) withErrors.set(request, parts);
         return;
       }
       setResult(mapAsyncIterator(result, (part) => (countErrors(part), part)));
+    },
+    onResponse({ request, response, serverContext }) {
+      const parts = withErrors.get(request);
+      if (parts) withErrors.delete(request);
+      if (request.signal.aborted) return;
+      // A refusal rewritten to its status's code, or one answered without a result (Yoga's 404 and 406, a 415).
+      const code =
+        rewrittenCode(response) ?? (!parts && response.status >= 400 ? refusalCode(response.status) : undefined);
+      if (code !== undefined) metrics.errors.inc({ code });
+      else parts?.forEach(countErrors);
+      // An answer can still lose its client while it is written out (a large one it stops reading).
+      const res = (serverContext as { res?: ServerResponse } | undefined)?.res;
+      res?.once('close', () => void (res.writableFinished || disconnected(request)));
     },
   };
 }

@@ -3,6 +3,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { clip, describeOperation } from '../../plugins/operation.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
+import { refusedByServer } from '../../http/client-errors.ts';
 
 const ids = requestSlot<string>('request id');
 // Only plain tokens are taken from callers: an id ends up in logs and upstream headers.
@@ -114,7 +115,7 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
         },
       };
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, serverContext }) {
       response.headers.set('x-request-id', requestIdOf(request));
       if (!log) return;
       // None when a plugin before this one answered in its onRequest (a form POST's 415): at once, so now.
@@ -123,6 +124,9 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
         path: clip(new URL(request.url).pathname),
         operations: [],
       };
+      // node:http refused it itself (408, its body too slow): that answer is its status.
+      const refused = refusedByServer(serverContext);
+      if (refused !== undefined) return completed(request, entry, refused);
       // No status was sent to a client that left first.
       if (request.signal.aborted) return gone(request);
       // A stream still going (not one refused with a 406, which sends no part) is logged at its end.
