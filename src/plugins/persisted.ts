@@ -35,6 +35,10 @@ const notAnOperation = () =>
   createGraphQLError('Each operation of a batch must be a JSON object', {
     extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
   });
+const badOperationName = () =>
+  createGraphQLError('Expected "operationName" param to be a string', {
+    extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+  });
 const noQuery = { message: 'Must provide query string.', extensions: { code: 'BAD_REQUEST', http: { status: 400 } } };
 
 /** `extensions.persistedQuery.sha256Hash` as Apollo's and urql's APQ send it (version 1). */
@@ -86,6 +90,9 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
     onParams({ params, context }) {
       // Yoga checks an operation's shape only after these hooks; a batch item may be anything JSON allows.
       if (typeof params !== 'object' || params === null || Array.isArray(params)) throw notAnOperation();
+      // Yoga checks the other params' types, not this one's: any other value is a malformed request (400 whatever the
+      // Accept), not an operation the document lacks (200 under application/json).
+      if (params.operationName != null && typeof params.operationName !== 'string') throw badOperationName();
       const claimed = apqHash(params);
       if (typeof params.query !== 'string' || claimed === undefined) return;
       const hash = sha256Hex(params.query);

@@ -61,3 +61,13 @@ describe('GraphQL request errors under application/json', () => {
     expect((error as CombinedGraphQLErrors).errors[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 });
+
+// Not a request error but a malformed request: GraphQL over HTTP wants 400 for it under either media type.
+it.each([[42], [['Group']], [{ name: 'Group' }]])(
+  'an operationName %j is 400 BAD_REQUEST under application/json',
+  async (operationName) => {
+    const answer = await facade.postBody({ query: group, operationName }, { accept: 'application/json' });
+    expect([answer.status, answer.body.errors?.[0]?.extensions?.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(upstream.requests).toEqual([]);
+  },
+);
