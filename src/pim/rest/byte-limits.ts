@@ -68,16 +68,16 @@ export function createByteLimits({
     open(credential: string): ByteAccount {
       let used = 0;
       let sent = 0;
-      // What this request adds to `held` while it counts: the larger of `used` and `sent`, less what it held when
-      // it stopped counting (a body read after that counts from there).
+      // What this request adds to `held` while it counts: the larger of `used` and `sent`; once it stopped counting
+      // (its response is done, nothing it sent is held any more), the bytes read since.
       let counted = 0;
-      let base = 0;
+      let usedAtStop: number | undefined;
       let released = false;
       let reads = 0;
       // `body`: the bytes so far of the body being charged; a body too large alone is no verdict on this request.
       const hold = (nextUsed: number, nextSent: number, status?: number, body = 0) => {
         if (released && reads === 0) return;
-        const next = Math.max(nextUsed, nextSent) - base;
+        const next = usedAtStop === undefined ? Math.max(nextUsed, nextSent) : nextUsed - usedAtStop;
         const more = next - counted;
         const own = heldBy.get(credential) ?? 0;
         // A request alone past its credential's share would fail however often it were retried: said first.
@@ -96,7 +96,7 @@ export function createByteLimits({
       const stopCounting = () => {
         held -= counted;
         setHeld(credential, (heldBy.get(credential) ?? 0) - counted);
-        base += counted;
+        usedAtStop = used;
         counted = 0;
       };
       return {
