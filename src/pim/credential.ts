@@ -70,7 +70,8 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     },
     doorShare(incoming) {
       const share = partition(headers(incoming));
-      return share === serverShare || accepted.has(share) ? share : UNPROVEN_KEYS;
+      // Read as a use: a key served from the caches, whose calls the PIM no longer answers, is in use all the same.
+      return share === serverShare || accepted.get(share) !== undefined ? share : UNPROVEN_KEYS;
     },
   };
 }
