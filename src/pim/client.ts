@@ -141,7 +141,7 @@ export function createPimClient({
     retry: createRetry(resilienceOptions),
     upstreamFaults,
     telemetry,
-    send: (dispatcher) => createSend({ base, dispatcher, maxBodyBytes, secretsOf }),
+    send: (dispatcher) => createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored: cache?.drop }),
     httpCache: cache?.interceptor,
     admission: createAdmission({
       queue: createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential, first: PROBE_PARTITIONS }),

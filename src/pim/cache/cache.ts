@@ -48,6 +48,8 @@ export interface HttpCache {
   remember(path: string, partition: string, headers: Headers, answer: Answer): void;
   /** Drops the parsed answers after an invalidation; the HTTP cache checks its own entries on lookup. */
   forgetAnswers(): void;
+  /** Drops the stored response (and parsed answer) of `path` for the credential in `headers`: one found unreadable. */
+  drop(path: string, headers: Readonly<Record<string, string>>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,15 +69,17 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   // not stored, though it arrives after. undici hands one call's lookup and the write of its answer (and the
   // lookup again after a 304) the same key object, so the mark is the call's own and goes with it.
   const sentAt = new WeakMap<CacheKey, number>();
+  const store = partitionByCredential(inner, credentialKey, answers, options.invalidatedSince, sentAt);
   const interceptor = interceptors.cache({
-    store: partitionByCredential(inner, credentialKey, answers, options.invalidatedSince, sentAt),
+    store,
     methods: ['GET'],
     // Every entry is private to one credential, so the rules of a private cache apply.
     type: 'private',
     ...(defaultTtlMs > 0 ? { cacheByDefault: defaultTtlMs } : {}),
   });
   const base = new URL(options.baseUrl);
-  const prefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const prefix = `${base.origin}${basePath}`;
   // The same key the store below builds from undici's copy of the headers.
   const answerKey = (path: string, partition: string) => `${prefix}${path}#${partition}`;
   return {
@@ -83,6 +87,8 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
     lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers),
     remember: (path, partition, headers, answer) => answers.remember(answerKey(path, partition), headers, answer),
     forgetAnswers: () => answers.clear(),
+    drop: async (path, headers) =>
+      void (await store.delete({ origin: base.origin, method: 'GET', path: `${basePath}${path}`, headers })),
     close: async () => void (redis && (await closeRedis(redis))),
   };
 }
@@ -125,7 +131,7 @@ function partitionByCredential(
       // (another instance's, read once a second) that came while the call was out then ends it here and in Redis.
       const asOfSending = sent !== undefined && sent < value.cachedAt ? { ...value, cachedAt: sent } : value;
       const open = () => store.createWriteStream(privateKey(key, of), asOfSending);
-      return value.statusCode === 404 ? keptIfEnvelope(open) : keptIfObjectShaped(open());
+      return value.statusCode === 404 ? keptIfEnvelope(open) : open();
     },
     delete(key) {
       answers.forget(answerKey(key));
@@ -161,47 +167,6 @@ function keptIfEnvelope(open: () => Writable | undefined): Writable {
       if (!store) return done();
       store.once('error', done);
       store.end(body, () => done());
-    },
-  });
-}
-
-const isJsonSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-const BOM = [0xef, 0xbb, 0xbf];
-
-/**
- * A 2xx is kept only when its body is shaped as the envelope is, a JSON object from its first character to its last
- * (a byte order mark and white space aside): a gateway's login or maintenance page, a bare string or a body cut short,
- * replayed, would outlast the outage as faults of a PIM never asked. Judged as the bytes pass, not parsed: every
- * answer stored is parsed once anyway, by the call that fetched it.
- */
-function keptIfObjectShaped(inner: Writable | undefined): Writable | undefined {
-  if (!inner) return undefined;
-  let seen = 0;
-  let first: number | undefined;
-  let last: number | undefined;
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (let i = 0; first === undefined && i < chunk.length; i++) {
-        const at = seen++;
-        if ((at >= BOM.length || chunk[i] !== BOM[at]) && !isJsonSpace(chunk[i]!)) first = chunk[i];
-      }
-      for (let i = chunk.length - 1; i >= 0; i--) {
-        if (!isJsonSpace(chunk[i]!)) {
-          last = chunk[i];
-          break;
-        }
-      }
-      inner.write(chunk);
-      done();
-    },
-    final(done) {
-      if (first !== 0x7b || last !== 0x7d) return (inner.destroy(), done());
-      inner.once('error', done);
-      inner.end(() => done());
-    },
-    destroy(error, done) {
-      inner.destroy();
-      done(error);
     },
   });
 }

@@ -13,12 +13,18 @@ export interface SendOptions {
   maxBodyBytes: number;
   /** The credential values a call sends, blanked out of any body that echoes them. */
   secretsOf: (headers: Record<string, string>) => string[];
+  /** Drops the HTTP cache's stored response of a path for a call's credential; absent without the HTTP cache. */
+  dropStored?: ((path: string, headers: Record<string, string>) => Promise<void>) | undefined;
 }
 
+// A 2xx whose body could not be read as the envelope.
+const isUnreadable = (error: PimError) =>
+  error.code === 'UPSTREAM_ERROR' && error.status !== undefined && error.status >= 200 && error.status < 300;
+
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
-export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOptions): Send {
+export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored }: SendOptions): Send {
   const checkedUrl = urlChecker(base);
-  return async (
+  const send: Send = async (
     pimRequest,
     { headers, signal, deadline, timeoutMs, bytes, queueKey, queueShare, partition, joined },
   ) => {
@@ -51,6 +57,19 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf }: SendOp
       // The caller went away: let its own abort reason through rather than blame the PIM.
       if (signal?.aborted) throw signal.reason;
       throw classifyFailure(error);
+    }
+  };
+  if (!dropStored) return send;
+  // A stored 2xx the HTTP cache replays that cannot be read (a gateway's page kept by its
+  // max-age, a body cut short, an entry another version wrote) is dropped, and the PIM asked once more. Judged here,
+  // where every answer is read anyway, so storing an answer costs no check of its own.
+  return async (pimRequest, call) => {
+    try {
+      return await send(pimRequest, call);
+    } catch (error) {
+      if (!(error instanceof PimError) || !error.cached || !isUnreadable(error)) throw error;
+      await dropStored(pimRequest.path, call.headers);
+      return send(pimRequest, call);
     }
   };
 }
