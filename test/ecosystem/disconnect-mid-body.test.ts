@@ -1,27 +1,22 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { aliasesOf, largePage } from '../helpers/upstream.ts';
 import { captureLogs } from '../helpers/logs.ts';
 
 // docs/operations.md, Monitoring: `graphql_client_disconnects_total` counts "requests whose client went away before
 // the whole answer was sent, a stream's last part included". An answer that is not streamed but large (20 MB here:
 // more than the loopback socket's buffers take) is mostly still in the server when its client leaves.
-const page = (id: string) => JSON.stringify({ status: 200, meta: { id }, data: [{ text: 'x'.repeat(2_000_000) }] });
-const answer = (req: IncomingMessage, res: ServerResponse) =>
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(page(req.url ?? ''));
 const servers = closedAfterEach();
-const aliases = (id: string, count: number) =>
-  Array.from({ length: count }, (_, i) => `a${i}: catalogProducts(catalogId: "${id}")`).join(' ');
 
 const disconnects = async (origin: string) =>
   Number(/^graphql_client_disconnects_total (\d+)$/m.exec(await (await fetch(`${origin}/metrics`)).text())?.[1]);
 
 it('counts a client that leaves in the middle of a large (not streamed) answer as a disconnect', async () => {
   const { logger, lines } = captureLogs('info');
-  const { facade } = await servers.start(answer, {}, { logger });
+  const { facade } = await servers.start(largePage, {}, { logger });
   expect(await disconnects(facade.origin)).toBe(0);
-  const body = JSON.stringify({ query: `{ ${aliases('BIG', 10)} }` });
+  const body = JSON.stringify({ query: `{ ${aliasesOf('BIG', 10)} }` });
   let received = 0;
   const closed = new Promise<void>((resolve, reject) => {
     const socket = connect(facade.port, '127.0.0.1', () =>

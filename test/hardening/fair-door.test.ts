@@ -1,23 +1,10 @@
-import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { heldPost } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { faults } from '../helpers/upstream.ts';
 
 const { start } = closedAfterEach();
-
-/** A POST whose head is complete but whose body never ends: the server counts it in flight from its head. */
-function heldPost(port: number, key: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(
-        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-API-KEY: ${key}\r\n\r\n{"query":`,
-      );
-      resolve(socket);
-    });
-    socket.on('error', () => undefined).once('error', reject);
-  });
-}
 
 const askWithRealKey = async (url: string, classificationId = 'real') =>
   (

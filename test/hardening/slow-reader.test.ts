@@ -1,16 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { aliasesOf, largePage } from '../helpers/upstream.ts';
 
-// Catalog pages of 2 MB, each id its own page, kept a minute: aliases of one page cost one read.
-const page = (id: string) => JSON.stringify({ status: 200, meta: { id }, data: [{ text: 'x'.repeat(2_000_000) }] });
-const answer = (req: IncomingMessage, res: ServerResponse) =>
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(page(req.url ?? ''));
 const servers = closedAfterEach();
-const aliases = (id: string, count: number) =>
-  Array.from({ length: count }, (_, i) => `a${i}: catalogProducts(catalogId: "${id}")`).join(' ');
 
 /** Sends one POST on a raw socket and never reads the answer: a client that stopped reading. */
 function stopReading(port: number, query: string): Promise<Socket> {
@@ -32,18 +26,18 @@ function stopReading(port: number, query: string): Promise<Socket> {
 // connection open: its bytes stopped counting toward PIM_MAX_INFLIGHT_BYTES as soon as the answer was
 // built, and nothing cut the connection. 40 such sockets took the process past 1.9 GB.
 it('counts an unread answer toward the process cap until a send stalled past HTTP_SEND_TIMEOUT_MS ends it', async () => {
-  const { facade } = await servers.start(answer, {
+  const { facade } = await servers.start(largePage, {
     PIM_MAX_INFLIGHT_BYTES: String(24 * 2 ** 20),
     PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL: String(24 * 2 ** 20),
     HTTP_SEND_TIMEOUT_MS: '2000',
   });
   // 20 MB out of one page read: more than the loopback socket's buffers take, so most waits in the server.
   const sent = performance.now();
-  const slow = await stopReading(facade.port, `{ ${aliases('SLOW', 10)} }`);
+  const slow = await stopReading(facade.port, `{ ${aliasesOf('SLOW', 10)} }`);
   // 8 MB more would pass the 24 MiB the process may hold while the unread 20 MB still counts. No polling for it:
   // a probe of that size, sent before the 20 MB is built, could take the room the 20 MB needs.
   await sleep(500);
-  const other = async () => (await facade.post(`{ ${aliases('OTHER', 4)} }`)).body.errors?.[0]?.message;
+  const other = async () => (await facade.post(`{ ${aliasesOf('OTHER', 4)} }`)).body.errors?.[0]?.message;
   expect(await other()).toBe('The server holds too much catalog data right now; retry later');
 
   // The stalled send is cut, and its bytes with it: within the timeout and a check or two, the same ask fits,
@@ -56,8 +50,8 @@ it('counts an unread answer toward the process cap until a send stalled past HTT
 
 it('leaves a client that reads slowly but steadily alone', { timeout: 30_000 }, async () => {
   // The kernel takes a reader's bytes in bursts (about one a second here): the timeout is a few of them.
-  const { facade } = await servers.start(answer, { HTTP_SEND_TIMEOUT_MS: '3000' });
-  const socket = await stopReading(facade.port, `{ ${aliases('STEADY', 4)} }`);
+  const { facade } = await servers.start(largePage, { HTTP_SEND_TIMEOUT_MS: '3000' });
+  const socket = await stopReading(facade.port, `{ ${aliasesOf('STEADY', 4)} }`);
   // A chunk, then a pause of 50 ms: about 1 MB a second.
   let head = '';
   let received = 0;

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import type { UpstreamHandler } from './upstream.ts';
 
 /** One operation of `count` aliased fields, each a distinct upstream call whose id starts with `prefix`. */
@@ -56,4 +57,17 @@ export function countInFlight(group: (req: IncomingMessage) => string | undefine
       return peak;
     },
   };
+}
+
+/** A POST whose head is complete but whose body never ends: the server counts it in flight from its head. */
+export function heldPost(port: number, key: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-API-KEY: ${key}\r\n\r\n{"query":`,
+      );
+      resolve(socket);
+    });
+    socket.on('error', () => undefined).once('error', reject);
+  });
 }

@@ -28,6 +28,16 @@ export const cacheableEcho =
     echo(req, res);
   };
 
+/** Answers each request-target with its own catalog page of 2 MB, kept a minute: aliases of one page cost one read. */
+export const largePage: UpstreamHandler = (req, res) => {
+  const page = JSON.stringify({ status: 200, meta: { id: req.url }, data: [{ text: 'x'.repeat(2_000_000) }] });
+  res.writeHead(200, { ...json, 'cache-control': 'max-age=60' }).end(page);
+};
+
+/** `count` aliases of one catalogProducts field: one upstream call, its answer sent `count` times. */
+export const aliasesOf = (id: string, count: number) =>
+  Array.from({ length: count }, (_, i) => `a${i}: catalogProducts(catalogId: "${id}")`).join(' ');
+
 /** Runs `step` after `ms` unless the response was closed first, so no timer outlives a test. */
 function later(res: ServerResponse, ms: number, step: () => void): void {
   const timer = setTimeout(step, ms);
