@@ -17,6 +17,8 @@ export interface SendOptions {
   dropStored?: ((path: string, headers: Record<string, string>) => Promise<void>) | undefined;
 }
 
+// Failures of a stored body's replay: by the HTTP cache alone, or confirmed by a 304 (its body the stored one's).
+const replayed = new WeakSet<PimError>();
 // A 2xx whose body could not be read as the envelope.
 const isUnreadable = (error: PimError) =>
   error.code === 'UPSTREAM_ERROR' && error.status !== undefined && error.status >= 200 && error.status < 300;
@@ -52,6 +54,7 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
     } catch (error) {
       if (error instanceof PimError) {
         if (!sent.wire) error.cached = true;
+        if (!sent.wire || sent.confirmed) replayed.add(error);
         throw error;
       }
       // The caller went away: let its own abort reason through rather than blame the PIM.
@@ -60,14 +63,14 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
     }
   };
   if (!dropStored) return send;
-  // A stored 2xx the HTTP cache replays that cannot be read (a gateway's page kept by its
+  // A stored 2xx the HTTP cache replays (alone, or confirmed by a 304) that cannot be read (a gateway's page kept by its
   // max-age, a body cut short, an entry another version wrote) is dropped, and the PIM asked once more. Judged here,
   // where every answer is read anyway, so storing an answer costs no check of its own.
   return async (pimRequest, call) => {
     try {
       return await send(pimRequest, call);
     } catch (error) {
-      if (!(error instanceof PimError) || !error.cached || !isUnreadable(error)) throw error;
+      if (!(error instanceof PimError) || !replayed.has(error) || !isUnreadable(error)) throw error;
       await dropStored(pimRequest.path, call.headers);
       return send(pimRequest, call);
     }
