@@ -22,8 +22,18 @@ export async function readAnswer(
   secrets: readonly string[],
   account: ByteAccount,
 ): Promise<Answer> {
-  const { statusCode, headers } = response;
   const read = await readLimitedText(response, maxBytes, account);
+  try {
+    return answerOf(response, read, secrets);
+  } catch (error) {
+    // The body is thrown away with the failure: its bytes are not held (a replay dropped and asked again would
+    // otherwise count twice).
+    account.refund(Buffer.byteLength(read));
+    throw error;
+  }
+}
+
+function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string, secrets: readonly string[]): Answer {
   const text = redact(withoutBom(read), secrets);
   const { body, containers, tooDeep } = judge(text);
   if (statusCode < 200 || statusCode > 299) {

@@ -110,6 +110,8 @@ export function createByteLimits({
         },
         refund(bytes) {
           used -= bytes;
+          // Given back once the account stopped counting (they left `held` then): later reads count from here.
+          if (released && reads === 0 && usedAtStop !== undefined) usedAtStop -= bytes;
           hold(used, sent);
         },
         release() {
