@@ -30,6 +30,8 @@ export class PimError extends Error {
   cached: boolean | undefined;
   /** UPSTREAM_TOO_LARGE of one request's own byte limit (its other reads counted): no verdict on another request. */
   requestLimit: boolean | undefined;
+  /** UPSTREAM_ERROR of a body over PIM_MAX_BODY_BYTES, cut unread: nothing is known of what it held. */
+  oversized: boolean | undefined;
   /**
    * A 404 whose body is no JSON object (an HTML page, empty): a proxy or ingress in front of the PIM has no route
    * for it (misrouted, the PIM away mid-deploy), so no verdict of the PIM's. The service's own 404 is its JSON envelope.

@@ -44,7 +44,11 @@ export async function readLimitedText(
   account: ByteAccount,
 ): Promise<string> {
   const { body, headers, statusCode } = response;
-  const tooLarge = () => pimError('UPSTREAM_ERROR', new Error(`response body over ${maxBytes} bytes`), statusCode);
+  // The caller's page, too large to read: no word on whether the PIM answers JSON (upstream-faults.ts).
+  const tooLarge = () =>
+    Object.assign(pimError('UPSTREAM_ERROR', new Error(`response body over ${maxBytes} bytes`), statusCode), {
+      oversized: true,
+    });
   const chunks: Buffer[] = [];
   let size = 0;
   let charged = 0;

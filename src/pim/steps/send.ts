@@ -21,7 +21,11 @@ export interface SendOptions {
 const replayed = new WeakSet<PimError>();
 // A 2xx whose body could not be read as the envelope.
 const isUnreadable = (error: PimError) =>
-  error.code === 'UPSTREAM_ERROR' && error.status !== undefined && error.status >= 200 && error.status < 300;
+  error.code === 'UPSTREAM_ERROR' &&
+  !error.oversized &&
+  error.status !== undefined &&
+  error.status >= 200 &&
+  error.status < 300;
 
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
 export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored }: SendOptions): Send {

@@ -23,7 +23,11 @@ export interface UpstreamFaultsOptions {
 
 // A 2xx whose body could not be read as the JSON envelope: the PIM did not answer the request at all.
 const isNotJson = (error: PimError) =>
-  error.code === 'UPSTREAM_ERROR' && error.status !== undefined && error.status >= 200 && error.status < 300;
+  error.code === 'UPSTREAM_ERROR' &&
+  error.oversized !== true &&
+  error.status !== undefined &&
+  error.status >= 200 &&
+  error.status < 300;
 
 /**
  * True for an upstream answer that says nothing good about the PIM serving: the server key
