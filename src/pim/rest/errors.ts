@@ -140,3 +140,14 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 
 /** The request's budget (GRAPHQL_BUDGET_MS) ran out before its call was answered. */
 export const budgetSpent = (): PimError => pimError('BUDGET_EXCEEDED', new Error('the request budget ran out'));
+
+/**
+ * A 2xx whose body could not be read as the JSON envelope (a gateway's page, a body cut short): the PIM did not answer
+ * the request at all. Not a body too large to read, of which nothing is known.
+ */
+export const isUnreadableAnswer = (error: PimError): boolean =>
+  error.code === 'UPSTREAM_ERROR' &&
+  error.oversized !== true &&
+  error.status !== undefined &&
+  error.status >= 200 &&
+  error.status < 300;

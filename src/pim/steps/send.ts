@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import type { AdmissionDispatchOptions } from '../admission/admission.ts';
 import { readAnswer } from '../rest/answer.ts';
-import { pimError, PimError } from '../rest/errors.ts';
+import { isUnreadableAnswer, pimError, PimError } from '../rest/errors.ts';
 import { urlChecker } from '../rest/guards.ts';
 import type { Send } from '../rest/types.ts';
 
@@ -19,13 +19,6 @@ export interface SendOptions {
 
 // Failures of a stored body's replay: by the HTTP cache alone, or confirmed by a 304 (its body the stored one's).
 const replayed = new WeakSet<PimError>();
-// A 2xx whose body could not be read as the envelope.
-const isUnreadable = (error: PimError) =>
-  error.code === 'UPSTREAM_ERROR' &&
-  !error.oversized &&
-  error.status !== undefined &&
-  error.status >= 200 &&
-  error.status < 300;
 
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
 export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored }: SendOptions): Send {
@@ -74,7 +67,7 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
     try {
       return await send(pimRequest, call);
     } catch (error) {
-      if (!(error instanceof PimError) || !replayed.has(error) || !isUnreadable(error)) throw error;
+      if (!(error instanceof PimError) || !replayed.has(error) || !isUnreadableAnswer(error)) throw error;
       await dropStored(pimRequest.path, call.headers);
       return send(pimRequest, call);
     }

@@ -1,4 +1,4 @@
-import { isUpstreamAnswer, pimError, PimError } from '../rest/errors.ts';
+import { isUnreadableAnswer, isUpstreamAnswer, pimError, PimError } from '../rest/errors.ts';
 import type { Layer } from '../rest/types.ts';
 import { createFaultLog, type StateLogger } from './upstream-log.ts';
 
@@ -21,20 +21,12 @@ export interface UpstreamFaultsOptions {
   onRefused?: ((headers: Record<string, string>) => void) | undefined;
 }
 
-// A 2xx whose body could not be read as the JSON envelope: the PIM did not answer the request at all.
-const isNotJson = (error: PimError) =>
-  error.code === 'UPSTREAM_ERROR' &&
-  error.oversized !== true &&
-  error.status !== undefined &&
-  error.status >= 200 &&
-  error.status < 300;
-
 /**
  * True for an upstream answer that says nothing good about the PIM serving: the server key
  * refused, or a 2xx that is not JSON. Readiness counts these as failures, not as answers.
  */
 export function isFaultyAnswer(error: unknown): boolean {
-  return error instanceof PimError && (error.code === 'SERVER_CREDENTIALS_REJECTED' || isNotJson(error));
+  return error instanceof PimError && (error.code === 'SERVER_CREDENTIALS_REJECTED' || isUnreadableAnswer(error));
 }
 
 /** A failed probe call that is still the PIM answering (a 404 for its made-up id), not a faulty answer. */
@@ -75,7 +67,7 @@ export function createUpstreamFaults({
       // A 401 is the key refused; a 403 may be about one resource only, and a 429 may come before the key is checked.
       if (error.status === 401) onRefused?.(call.headers);
       else if (error.status !== 403 && error.status !== 429) onAccepted?.(call.headers);
-      if (isNotJson(error)) {
+      if (isUnreadableAnswer(error)) {
         onFault('not_json');
         log.notJson(error.status);
       }
