@@ -77,7 +77,7 @@ export async function measureInProcess(n = 100_000): Promise<Record<string, numb
     bytes: bytes.open('bench'),
     partition: 'bench',
   };
-  const breaker = createBreaker({ breakerThreshold: 10, halfOpenAfterMs: 10_000 });
+  const breaker = createBreaker({ breakerThreshold: 10, halfOpenAfterMs: 10_000, trialWaitMs: 10_000 });
   const guarded = breaker.layer(createRetry({ retries: 2, retryBaseMs: 100 })(send));
   const empty = await perCall(n, () => send(request, call));
   const breakerAndRetries = (await perCall(n, () => guarded(request, call))) - empty;

@@ -132,7 +132,11 @@ export function createPimClient({
     const options = { headers: probeHeaders, deadline, timeoutMs, bytes, queueKey, partition: queueKey };
     return send(probeCall, options).finally(() => bytes.release());
   };
-  const breaker = createBreaker({ ...resilienceOptions, probe: (send) => sendProbe(send, BREAKER_PROBE, true) });
+  const breaker = createBreaker({
+    ...resilienceOptions,
+    trialWaitMs: requestTimeoutMs,
+    probe: (send) => sendProbe(send, BREAKER_PROBE, true),
+  });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
     stale: stale?.layer,

@@ -15,6 +15,7 @@ function harness() {
   const breaker = createBreaker({
     breakerThreshold: 2,
     halfOpenAfterMs: 60_000,
+    trialWaitMs: 60_000,
     probe: (send) => (probes++, send({ path: '/probe' } as PimRequest, {} as CallOptions)),
   });
   const call = breaker.layer(below);

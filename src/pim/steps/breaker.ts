@@ -39,16 +39,29 @@ const isFault = (error: unknown) => error instanceof PimError && faultCodes.has(
 
 const PROBE_INTERVAL_MS = 1_000;
 
-/** Rejects when the call's budget runs out (BUDGET_EXCEEDED) or its caller leaves; `stop` once it no longer waits. */
-function leaving({ deadline, signal }: Parameters<Send>[1]) {
+/**
+ * Rejects when the call's budget runs out (BUDGET_EXCEEDED), its caller leaves, or `waitMs` passes before `started`
+ * (UPSTREAM_UNAVAILABLE: a kept copy may stand in); `stop` once it no longer waits.
+ */
+function leaving({ deadline, signal }: Parameters<Send>[1], waitMs: number) {
   const { promise, reject } = Promise.withResolvers<never>();
   const onAbort = () => reject(signal!.reason);
   const timer = setTimeout(() => reject(budgetSpent()), Math.max(0, deadline - Date.now()));
+  let gaveUp = false;
+  const giveUp = () => ((gaveUp = true), reject(pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT)));
+  const waiting = Number.isFinite(waitMs) ? setTimeout(giveUp, waitMs) : undefined;
   signal?.addEventListener('abort', onAbort, { once: true });
   // Settled by the race it is in, or never: its rejection must not be an unhandled one.
   promise.catch(() => undefined);
-  return { promise, stop: () => (clearTimeout(timer), signal?.removeEventListener('abort', onAbort)) };
+  return {
+    promise,
+    /** The call is let through: it no longer waits for a trial. False when it had given up waiting (nobody reads it). */
+    started: () => (clearTimeout(waiting), !gaveUp),
+    stop: () => (clearTimeout(timer), clearTimeout(waiting), signal?.removeEventListener('abort', onAbort)),
+  };
 }
+
+const TRIAL_OUT = new Error('the upstream circuit breaker is half-open and its trial call did not end in time');
 
 // Thrown through cockatiel for an outcome that proves nothing of the PIM; never leaves this step.
 const UNPROVEN = new Error('neither an answer of the PIM nor a fault');
@@ -116,10 +129,13 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined, isCl
 export function createBreaker({
   breakerThreshold,
   halfOpenAfterMs,
+  trialWaitMs,
   logger,
   probe,
 }: Pick<ResilienceOptions, 'breakerThreshold' | 'halfOpenAfterMs'> &
   Pick<ResilienceHooks, 'logger'> & {
+    /** The longest a call arriving while the half-open trial is out waits for its outcome (PIM_TIMEOUT_MS). */
+    trialWaitMs: number;
     /** Sends the upstream's probe call with `send` (everything below the breaker, through its decision). */
     probe?: ((send: Send) => Promise<unknown>) | undefined;
   }): {
@@ -164,21 +180,24 @@ export function createBreaker({
   const decide =
     (next: Send): Send =>
     (request, call) => {
+      const state = breaker.state;
+      if (state === CircuitState.Closed) return decideOnce(next, request, call);
+      // Callers arriving while the trial is out wait in cockatiel for its outcome (and the probe's after it when the
+      // trial proves nothing), at most `trialWaitMs`: one credential's trial held up (its Retry-After, its queue)
+      // must not hold every other's calls. Each leaves at its own budget's end too, or when its client does.
+      const left = leaving(call, state === CircuitState.HalfOpen ? trialWaitMs : Infinity);
       // Only a half-open breaker's trial may hand an outcome that proves nothing over before the verdict is in (cockatiel
       // turns an open breaker half-open as it lets the trial call through, so an open one may be half-open next).
-      const handover = breaker.state !== CircuitState.Closed && probe ? Promise.withResolvers<Answer>() : undefined;
-      const decision = decideOnce(next, request, call, handover);
-      if (!handover) return decision;
-      // Callers arriving meanwhile wait in cockatiel for the trial's outcome, and the probe's after it when the trial
-      // proves nothing: each leaves at its own budget's end, or when its client does.
-      const left = leaving(call);
-      return Promise.race([handover.promise, decision, left.promise]).finally(left.stop);
+      const handover = probe ? Promise.withResolvers<Answer>() : undefined;
+      const decision = decideOnce(next, request, call, handover, left.started);
+      return Promise.race([handover?.promise ?? decision, decision, left.promise]).finally(left.stop);
     };
   const decideOnce = async (
     next: Send,
     request: Parameters<Send>[0],
     call: Parameters<Send>[1],
-    handover: PromiseWithResolvers<Answer> | undefined,
+    handover?: PromiseWithResolvers<Answer>,
+    started = () => true,
   ): Promise<Answer> => {
     let answer: PimError | undefined;
     let unproven: { result: Answer } | { error: unknown } | undefined;
@@ -198,6 +217,8 @@ export function createBreaker({
     let result: Answer | undefined;
     try {
       result = await breaker.execute(async () => {
+        // It gave up waiting for the trial: not sent for nobody to read (a trial now, it is the probe's turn).
+        if (!started()) return provesNothing({ error: pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT) });
         try {
           const result = await next(request, call);
           // The HTTP cache below answered, not the PIM.
