@@ -26,6 +26,11 @@ export class PimError extends Error {
   readonly status: number | undefined;
   /** The PIM's own words on why it refused a request (400, 422): cleaned, so safe to pass on. */
   reason: string | undefined;
+  /**
+   * The wait before a retry that the call could not make (a Retry-After or backoff past its deadline, or a kept copy
+   * answering at once): no verdict on another caller of the same call that has time for it (steps/coalesce.ts).
+   */
+  unwaitedMs: number | undefined;
   /** Set when the HTTP cache gave this answer (a kept 404, say) and no call went to the PIM. */
   cached: boolean | undefined;
   /** UPSTREAM_TOO_LARGE of one request's own byte limit (its other reads counted): no verdict on another request. */

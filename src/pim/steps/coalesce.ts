@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { budgetSpent, PimError } from '../rest/errors.ts';
 import type { Answer, CallOptions, JoinedShares, Layer } from '../rest/types.ts';
 
@@ -96,19 +97,24 @@ export function createCoalescing({
       else flight = start(key, request, call);
       flight.waiters += 1;
       // The shared call is the first request's: refused by that request's own byte limit (it read too much besides),
-      // or out of its budget before a joiner's, it is no verdict on a joiner, which asks again, once, shared with
-      // the other joiners still waiting. A page too large for any request, a process or credential that holds too
-      // much, are verdicts for all.
+      // out of its budget before a joiner's, or failed where it could not wait to retry (retry.ts) and the joiner
+      // can, it is no verdict on a joiner, which asks again, once (after that wait), shared with the other joiners
+      // still waiting. A page too large for any request, a process or credential that holds too much, are verdicts for all.
       const result = joining
         ? flight.result.catch((error: unknown) => {
-            const again =
-              error instanceof PimError &&
-              (error.requestLimit === true || (error.code === 'BUDGET_EXCEEDED' && call.deadline > flight.deadline)) &&
-              !askedAgain &&
-              !signal?.aborted &&
-              Date.now() < call.deadline;
-            if (!again) throw error;
-            return coalesced(request, call, true);
+            if (!(error instanceof PimError) || askedAgain || signal?.aborted) throw error;
+            const wait = call.standIn ? undefined : error.unwaitedMs;
+            const left = call.deadline - Date.now();
+            const notMine =
+              error.requestLimit === true ||
+              (error.code === 'BUDGET_EXCEEDED' && call.deadline > flight.deadline) ||
+              (wait !== undefined && wait < left);
+            if (!notMine || left <= 0) throw error;
+            if (!wait) return coalesced(request, call, true);
+            return sleep(wait, undefined, { signal }).then(
+              () => coalesced(request, call, true),
+              () => Promise.reject(signal!.reason),
+            );
           })
         : flight.result;
       // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.

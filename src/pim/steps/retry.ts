@@ -35,13 +35,16 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
         return await next(request, call);
       } catch (error) {
         if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
-        // The PIM asks for time (throttled, or down for a while) and a kept copy can answer now: it does.
-        if (call.standIn && (error.status === 429 || error.retryAfterMs !== undefined)) throw error;
         // Full jitter spreads the retries of many callers that failed at the same moment.
         const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
         const wait = Math.max(backoff, error.retryAfterMs ?? 0);
-        // A Retry-After past the operation's deadline cannot be honoured: fail now, not later.
-        if (wait >= call.deadline - Date.now()) throw error;
+        // The PIM asks for time (throttled, or down for a while) and a kept copy can answer now: it does. A
+        // Retry-After past the operation's deadline cannot be honoured: fail now, not later. Both are this call's.
+        const askedForTime = error.status === 429 || error.retryAfterMs !== undefined;
+        if ((call.standIn && askedForTime) || wait >= call.deadline - Date.now()) {
+          error.unwaitedMs = wait;
+          throw error;
+        }
         await sleep(wait, undefined, { signal }).catch(() => {
           throw signal?.reason ?? error;
         });
