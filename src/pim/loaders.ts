@@ -85,15 +85,20 @@ export function createPimApi({
   const staleFields: StaleField[] = [];
   // The tags of the first `from` distinct paths; paths are only ever added.
   let tagged: { from: number; tags: ReadonlySet<string> } | undefined;
-  let least: Freshness | undefined;
+  // When the least fresh answer read so far stops being fresh (epoch ms), for a browser and a shared cache: an answer
+  // read early in a long execution has less left when the result goes out than when it was read.
+  let least: { maxUntil: number; sharedUntil: number; shared: boolean } | undefined;
   // Every load counts, DataLoader hits included; a failed one makes the response not reusable.
   const record = (freshness: Freshness) => {
+    const now = Date.now();
     least = {
-      maxAgeS: Math.min(least?.maxAgeS ?? Infinity, freshness.maxAgeS),
-      sharedMaxAgeS: Math.min(least?.sharedMaxAgeS ?? Infinity, freshness.sharedMaxAgeS),
+      maxUntil: Math.min(least?.maxUntil ?? Infinity, now + freshness.maxAgeS * 1_000),
+      sharedUntil: Math.min(least?.sharedUntil ?? Infinity, now + freshness.sharedMaxAgeS * 1_000),
       shared: (least?.shared ?? true) && freshness.shared,
     };
   };
+  // Whole seconds, as `aged` counts them: the seconds since the read taken off whole.
+  const left = (until: number, now: number) => Math.max(0, Math.ceil((until - now) / 1_000));
   const load = (operation: OperationName, args: PimArgs) => {
     const request = buildRequest(operation, args, limits);
     if (!distinct.has(request.path)) {
@@ -119,7 +124,11 @@ export function createPimApi({
     searchProducts: call('searchProducts'),
     getClassificationGroup: call('getClassificationGroup'),
     listClassificationGroups: call('listClassificationGroups'),
-    freshness: () => least,
+    freshness: () => {
+      if (!least) return undefined;
+      const now = Date.now();
+      return { maxAgeS: left(least.maxUntil, now), sharedMaxAgeS: left(least.sharedUntil, now), shared: least.shared };
+    },
     stale: () => staleFields,
     // Read off the paths only when asked (most responses, no-store or failed, never name their tags), and
     // once: HTTP caching and the result cache both ask for a cacheable response's.
