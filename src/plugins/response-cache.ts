@@ -66,6 +66,12 @@ const asksPastCache = (headers: Headers) =>
 // are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
 const marginS = 2;
 
+// JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null: variables holding one get no key.
+const finiteOnly = (_key: string, value: unknown) => {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('not a JSON number');
+  return value;
+};
+
 /**
  * A cache of whole serialized results, keyed by document, variables, operation name and the
  * credential partition. A hit skips validation, the context, execution and serialization, but still
@@ -94,13 +100,19 @@ export function createResponseCache({
     let variables: string;
     try {
       variables = JSON.stringify(params.variables ?? null);
+      // Only a `null` may have been an Infinity: the walk that tells is paid by those variables alone.
+      if (variables.includes('null')) JSON.stringify(params.variables, finiteOnly);
     } catch {
       return undefined;
     }
     // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
     return [partition(credentials.headers(headers)), operationName ?? '', variables, query].join('\n');
   };
-  const entries = new LRUCache<string, Entry>({ maxSize: maxBytes });
+  // One result takes at most a sixteenth: a single request (aliases of one large page) cannot empty the cache.
+  const entries = new LRUCache<string, Entry>({
+    maxSize: maxBytes,
+    maxEntrySize: Math.max(1, Math.floor(maxBytes / 16)),
+  });
   // Bumped by every invalidation: a result executed before one may hold data it ended.
   let generation = 0;
   let hits = 0;
