@@ -66,10 +66,20 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
     return true;
   };
   shared?.redis.defineCommand('recordInvalidation', { numberOfKeys: 1, lua: recordScript });
+  // The fleet's record as last read. A time that changed since is an invalidation made since, by a replica whose
+  // clock may be behind this one's: it counts from when this instance saw it at the earliest, else the answers
+  // this one stored in between would stay fresh for their whole lifetime. The first read is taken as it is.
+  let seen: Record<string, string> | undefined;
   const poll = async () => {
     const record = await shared!.within(() => shared!.redis.hgetall(HASH)).catch((error: Error) => void onError(error));
+    if (!record) return;
+    const now = Date.now();
     let changed = false;
-    for (const [tag, ms] of Object.entries(record ?? {})) changed = note(tag, Number(ms)) || changed;
+    for (const [tag, ms] of Object.entries(record)) {
+      const made = seen && seen[tag] !== ms ? Math.max(Number(ms), now) : Number(ms);
+      changed = note(tag, made) || changed;
+    }
+    seen = record;
     if (changed) onChange();
   };
   // Read once the connection is up (at start, and after each reconnection, to catch up), then every
@@ -94,6 +104,8 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
           onError(error);
           throw error;
         });
+      // Its own invalidation, read back, is no news to this instance.
+      if (seen) seen[tag] = String(now);
     },
     since(path) {
       if (at.size === 0) return 0;

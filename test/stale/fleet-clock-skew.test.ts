@@ -1,0 +1,31 @@
+// @module-tag redis-server
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, it } from 'vitest';
+import type { Facade } from '../helpers/facade.ts';
+import { useRedisFleet } from '../helpers/redis-fleet.ts';
+import { startUpstream } from '../helpers/upstream.ts';
+
+let version = 'v1';
+function answer(req: IncomingMessage, res: ServerResponse) {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
+  res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, version }] }));
+}
+const versionOf = async (facade: Facade) =>
+  (await facade.post('{ p: catalogProducts(catalogId: "SKEW") }')).body.data.p.data[0].version;
+
+const fleet = useRedisFleet({ upstream: () => startUpstream(answer), env: { RESPONSE_CACHE_MAX_BYTES: '1048576' } });
+
+// The fleet's record holds the sending replica's clock. One 5 s behind wrote a time before the answers this replica
+// had stored meanwhile, which stayed fresh for their whole max-age: an invalidation that did not take.
+it('an invalidation made on a replica whose clock is behind still ends what this replica serves', async () => {
+  const b = fleet.replicas[1]!;
+  expect(await versionOf(b)).toBe('v1');
+  version = 'v2';
+  // What replica A, 5 s behind B, writes when the publish hook reaches it.
+  await fleet.redis.client.hset('pim-graphql:invalidated', 'catalog:SKEW', String(Date.now() - 5_000));
+  // B reads the fleet's invalidations once a second.
+  await sleep(1_500);
+  expect(await versionOf(b)).toBe('v2');
+  expect(await versionOf(b)).toBe('v2');
+});
