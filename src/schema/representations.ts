@@ -58,7 +58,7 @@ function keyOf<const Key extends string>(
  * Checks `_entities` before any reference resolves. Its representations count against the
  * request's allowance (FEDERATION_MAX_REPRESENTATIONS), all operations of the request together. An
  * operation takes those of all its `_entities` fields at its first (a gateway merges fetches into aliases
- * of it), so one past the allowance is refused whole before any of them sends a call. A representation
+ * of it), so one past the allowance is refused whole before any of its fields sends a call. A representation
  * that is not an object naming one of this subgraph's entity types fails alone, at its own path, while
  * the others in the batch resolve (Apollo's resolver, which Pothos installs, would throw for the whole
  * batch, masked as unexpected).
@@ -69,6 +69,17 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
   const resolve = field.resolve;
   const entityTypes = union.getTypes().map((type) => type.name);
+  // Every root field that calls the PIM takes the operation's verdict too, whichever runs first: refused, it calls
+  // nothing (the refusal of the non-null `_entities` nulls the whole answer anyway).
+  for (const other of Object.values(schema.getQueryType()!.getFields())) {
+    // The fields that call the PIM: every one returns its JSON (cost.ts); `_service` calls nothing.
+    if (other === field || !other.resolve || getNamedType(other.type).name !== 'JSON') continue;
+    const inner = other.resolve;
+    other.resolve = (source, args, context: Context & Admitted, info) => {
+      if (!(ADMITTED in context)) context[ADMITTED] = takeAllowance(context, info, field);
+      return context[ADMITTED] ? null : inner(source, args, context, info);
+    };
+  }
   field.resolve = (source, args: { representations: unknown[] }, context: Context & Admitted, info) => {
     // Once per operation: each operation of a batch has a context of its own, and all share the request's allowance.
     if (!(ADMITTED in context)) context[ADMITTED] = takeAllowance(context, info, field);
