@@ -164,8 +164,17 @@ function markedStale(parts: AsyncIterable<Part>, pim: PimApi) {
 function delivers(part: Part, path: ReadonlyArray<string | number>): boolean {
   if (part.data !== undefined) return holds(part.data, path);
   return (part.incremental ?? []).some(({ path: at = [], data, items }) => {
+    if (items !== undefined) {
+      // A @stream payload: `at` is the path of its first item, whose list index is its last key.
+      const list = at.slice(0, -1);
+      const first = at[at.length - 1];
+      const index = path[list.length];
+      if (typeof first !== 'number' || typeof index !== 'number' || index < first) return false;
+      if (list.length >= path.length || list.some((key, i) => key !== path[i])) return false;
+      return holds(items, [index - first, ...path.slice(list.length + 1)]);
+    }
     if (at.length > path.length || at.some((key, i) => key !== path[i])) return false;
-    return holds(data ?? items, path.slice(at.length));
+    return holds(data, path.slice(at.length));
   });
 }
 

@@ -9,7 +9,15 @@ const partsOf = (text: string) =>
     .split(/\r\n--[^\r\n]*\r\n/)
     .map((part) => part.slice(part.indexOf('\r\n\r\n') + 4).trim())
     .filter((part) => part.startsWith('{'))
-    .map((part) => JSON.parse(part) as { data?: object; incremental?: unknown[]; extensions?: { stale?: unknown[] } });
+    .map(
+      (part) =>
+        JSON.parse(part) as {
+          data?: object;
+          incremental?: unknown[];
+          hasNext?: boolean;
+          extensions?: { stale?: unknown[] };
+        },
+    );
 
 // A field answered from last-known-good inside a @defer response is said to be stale, as it is in a plain one: the
 // part that delivers it lists it in its extensions.
@@ -64,4 +72,39 @@ it('lists a deferred stale field in the part that delivers it, not in the initia
   const deferred = parts.find((part) => JSON.stringify(part.incremental ?? []).includes('/B/'))!;
   expect(initial.extensions?.stale).toBeUndefined();
   expect(deferred.extensions?.stale).toEqual([expect.objectContaining({ path: ['b'], reason: 'UPSTREAM_ERROR' })]);
+});
+
+// `_entities` is the schema's only list field, so the only one @stream applies to. A stale entity field must be listed
+// in the part that delivers its entity, as a @defer part lists its own.
+it('lists a stale entity field in the @stream part that delivers its entity', async () => {
+  let failing = false;
+  const handler: UpstreamHandler = (req, res) => {
+    if (req.url!.includes('/SLOW')) return void setTimeout(() => echo(req, res), 400);
+    if (failing) return void res.writeHead(500).end();
+    echo(req, res);
+  };
+  const { facade } = await servers.start(handler, { PIM_RETRIES: '0', PIM_CACHE: 'false' });
+  const group = (id: string) => ({
+    __typename: 'ClassificationGroup',
+    classificationId: 'C',
+    classificationGroupId: id,
+  });
+  const query =
+    'query($r: [_Any!]!) { _entities(representations: $r) @stream(initialCount: 0) { ... on ClassificationGroup { group } } }';
+  expect(
+    (await facade.post(query.replace(' @stream(initialCount: 0)', ''), { r: [group('A')] })).body.errors,
+  ).toBeUndefined();
+  failing = true;
+  const response = await fetch(facade.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
+    body: JSON.stringify({ query, variables: { r: [group('A'), group('SLOW')] } }),
+  });
+  const parts = partsOf(await response.text());
+  const deliversA = parts.find((part) => JSON.stringify(part.incremental ?? []).includes('/groups/A'))!;
+  expect(deliversA).toBeDefined();
+  expect(JSON.stringify(deliversA.incremental)).not.toContain('/groups/SLOW');
+  expect(deliversA.extensions?.stale).toEqual([
+    expect.objectContaining({ path: ['_entities', 0, 'group'], reason: 'UPSTREAM_ERROR' }),
+  ]);
 });
