@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokenCircuitError, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
 import { budgetSpent, isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
 import type { RetryOptions } from './retry.ts';
@@ -47,17 +48,28 @@ function leaving({ deadline, signal }: Parameters<Send>[1], waitMs: number) {
   const { promise, reject } = Promise.withResolvers<never>();
   const onAbort = () => reject(signal!.reason);
   const timer = setTimeout(() => reject(budgetSpent()), Math.max(0, deadline - Date.now()));
-  let gaveUp = false;
-  const giveUp = () => ((gaveUp = true), reject(pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT)));
+  // Its wait is over: it was let through, gave up, ran out of budget or its caller left.
+  let over = false;
+  const giveUp = () => {
+    // No verdict on the requests that joined this call later (coalesce.ts): they ask again, waiting on their own.
+    const error = pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT);
+    error.unwaitedMs = 0;
+    reject(error);
+  };
   const waiting = Number.isFinite(waitMs) ? setTimeout(giveUp, waitMs) : undefined;
   signal?.addEventListener('abort', onAbort, { once: true });
   // Settled by the race it is in, or never: its rejection must not be an unhandled one.
   promise.catch(() => undefined);
   return {
     promise,
-    /** The call is let through: it no longer waits for a trial. False when it had given up waiting (nobody reads it). */
-    started: () => (clearTimeout(waiting), !gaveUp),
-    stop: () => (clearTimeout(timer), clearTimeout(waiting), signal?.removeEventListener('abort', onAbort)),
+    /** The call is let through: it no longer waits for a trial. False when its wait was over already (nobody reads it). */
+    started: () => (clearTimeout(waiting), !over),
+    stop: () => (
+      (over = true),
+      clearTimeout(timer),
+      clearTimeout(waiting),
+      signal?.removeEventListener('abort', onAbort)
+    ),
   };
 }
 
@@ -215,12 +227,14 @@ export function createBreaker({
       return probeTrial(probe);
     };
     let result: Answer | undefined;
+    let trial = false;
     try {
       result = await breaker.execute(async () => {
         // It gave up waiting for the trial: not sent for nobody to read (a trial now, it is the probe's turn).
         if (!started()) return provesNothing({ error: pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT) });
+        trial = breaker.state !== CircuitState.Closed;
         try {
-          const result = await next(request, call);
+          const result = await next(request, trial ? { ...call, trial } : call);
           // The HTTP cache below answered, not the PIM.
           if (result.cached) return provesNothing({ result });
           log.answered();
@@ -255,9 +269,18 @@ export function createBreaker({
       if ('result' in unproven) return unproven.result;
       throw unproven.error;
     }
-    if (answer) throw answer;
+    if (answer) {
+      // The trial was throttled: the PIM answered, which closed the breaker for every call waiting on the trial. Its
+      // own caller waits out the Retry-After now, then asks once more, as the retry step would have.
+      const wait = trial && answer.status === 429 && !reasked.has(call) ? answer.unwaitedMs : undefined;
+      if (wait === undefined || wait >= call.deadline - Date.now()) throw answer;
+      reasked.add(call);
+      await sleep(wait, undefined, { signal: call.signal }).catch(() => Promise.reject(call.signal?.reason));
+      return decideOnce(next, request, call);
+    }
     return result!;
   };
+  const reasked = new WeakSet<CallOptions>();
 
   const status: UpstreamStatus = {
     get breaker() {

@@ -38,10 +38,12 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
         // Full jitter spreads the retries of many callers that failed at the same moment.
         const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
         const wait = Math.max(backoff, error.retryAfterMs ?? 0);
-        // The PIM asks for time (throttled, or down for a while) and a kept copy can answer now: it does. A
-        // Retry-After past the operation's deadline cannot be honoured: fail now, not later. Both are this call's.
+        // The PIM asks for time (throttled, or down for a while) and a kept copy can answer now: it does. The
+        // breaker's trial, throttled, is an answer to report now. A Retry-After past the operation's deadline cannot
+        // be honoured: fail now, not later. All are this call's.
         const askedForTime = error.status === 429 || error.retryAfterMs !== undefined;
-        if ((call.standIn && askedForTime) || wait >= call.deadline - Date.now()) {
+        const reportNow = (call.standIn && askedForTime) || (call.trial && error.status === 429);
+        if (reportNow || wait >= call.deadline - Date.now()) {
           error.unwaitedMs = wait;
           throw error;
         }
