@@ -11,8 +11,8 @@ function answer(req: IncomingMessage, res: ServerResponse) {
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
   res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, version }] }));
 }
-const versionOf = async (facade: Facade) =>
-  (await facade.post('{ p: catalogProducts(catalogId: "SKEW") }')).body.data.p.data[0].version;
+const versionOf = async (facade: Facade, id = 'SKEW') =>
+  (await facade.post(`{ p: catalogProducts(catalogId: "${id}") }`)).body.data.p.data[0].version;
 
 const fleet = useRedisFleet({ upstream: () => startUpstream(answer), env: { RESPONSE_CACHE_MAX_BYTES: '1048576' } });
 
@@ -28,4 +28,18 @@ it('an invalidation made on a replica whose clock is behind still ends what this
   await sleep(1_500);
   expect(await versionOf(b)).toBe('v2');
   expect(await versionOf(b)).toBe('v2');
+});
+
+// Counted from max(its time, now), a time 30 s ahead was kept: on every replica each answer of that catalog stored in
+// the next 30 s counted as stored before the invalidation, and the catalog was read from the PIM on every request.
+it('an invalidation made on a replica whose clock is ahead does not make a catalog uncacheable for its skew', async () => {
+  const b = fleet.replicas[1]!;
+  const calls = () => fleet.upstream.requests.filter((r) => r.url.includes('/catalogs/AHEAD/')).length;
+  await versionOf(b, 'AHEAD');
+  await fleet.redis.client.hset('pim-graphql:invalidated', 'catalog:AHEAD', String(Date.now() + 30_000));
+  await sleep(1_500);
+  await versionOf(b, 'AHEAD');
+  expect(calls()).toBe(2);
+  for (let i = 0; i < 3; i++) await versionOf(b, 'AHEAD');
+  expect(calls()).toBe(2);
 });

@@ -23,7 +23,9 @@ if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[3]) then
   for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do latest = math.max(latest, tonumber(ms)) end
   redis.call('UNLINK', KEYS[1])
   redis.call('HSET', KEYS[1], '${ALL}', latest)
+  return redis.call('HGET', KEYS[1], '${ALL}')
 end
+return false
 `;
 
 export interface InvalidationsOptions {
@@ -76,7 +78,9 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
     const now = Date.now();
     let changed = false;
     for (const [tag, ms] of Object.entries(record)) {
-      const made = seen && seen[tag] !== ms ? Math.max(Number(ms), now) : Number(ms);
+      // Changed since the last read: made since then, so no later than now whatever the sender's clock said (one
+      // ahead would otherwise end the freshness of everything this instance stores until its time).
+      const made = seen && seen[tag] !== ms ? now : Math.min(Number(ms), now);
       changed = note(tag, made) || changed;
     }
     seen = record;
@@ -98,14 +102,17 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
         recordInvalidation(...args: Array<string | number>): Promise<unknown>;
       };
       // Counted and logged as every Redis failure is; the caller is told too (a 503: the fleet was not).
-      await shared
+      const folded = await shared
         .within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS))
         .catch((error: Error) => {
           onError(error);
           throw error;
         });
-      // Its own invalidation, read back, is no news to this instance.
-      if (seen) seen[tag] = String(now);
+      // Its own invalidation, read back, is no news to this instance; nor is the fold it made of the record.
+      if (typeof folded === 'string') {
+        seen = { [ALL]: folded };
+        if (note(ALL, Math.min(Number(folded), now))) onChange();
+      } else if (seen) seen[tag] = String(now);
     },
     since(path) {
       if (at.size === 0) return 0;
