@@ -4,7 +4,7 @@ import { buildRequest, type InputLimits, type OperationName, type PimArgs, type 
 import type { ByteAccount } from './rest/byte-limits.ts';
 import type { PimClient } from './client.ts';
 import { PimError } from './rest/errors.ts';
-import { NOT_FRESH } from './rest/freshness.ts';
+import { freshnessAt, NOT_FRESH, type Expiry } from './rest/freshness.ts';
 import { tagsOf } from './cache/tags.ts';
 import type { Answer, CallOptions, Freshness } from './rest/types.ts';
 
@@ -46,6 +46,8 @@ export interface StaleField {
 export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldPath) => Promise<unknown>> & {
   /** How long every answer used so far stays fresh (the least of them); undefined before any load settled. */
   freshness(): Freshness | undefined;
+  /** When that least freshness ends (epoch ms), for whoever tells it later (a hit of the cache of results). */
+  expiry(): Expiry | undefined;
   /** The fields answered with stale data so far. */
   stale(): readonly StaleField[];
   /** The catalogs and classifications read so far, as tags (see tags.ts). */
@@ -87,7 +89,7 @@ export function createPimApi({
   let tagged: { from: number; tags: ReadonlySet<string> } | undefined;
   // When the least fresh answer read so far stops being fresh (epoch ms), for a browser and a shared cache: an answer
   // read early in a long execution has less left when the result goes out than when it was read.
-  let least: { maxUntil: number; sharedUntil: number; shared: boolean } | undefined;
+  let least: Expiry | undefined;
   // Every load counts, DataLoader hits included; a failed one makes the response not reusable.
   const record = (freshness: Freshness) => {
     const now = Date.now();
@@ -97,8 +99,6 @@ export function createPimApi({
       shared: (least?.shared ?? true) && freshness.shared,
     };
   };
-  // Whole seconds, as `aged` counts them: the seconds since the read taken off whole.
-  const left = (until: number, now: number) => Math.max(0, Math.ceil((until - now) / 1_000));
   const load = (operation: OperationName, args: PimArgs) => {
     const request = buildRequest(operation, args, limits);
     if (!distinct.has(request.path)) {
@@ -124,11 +124,8 @@ export function createPimApi({
     searchProducts: call('searchProducts'),
     getClassificationGroup: call('getClassificationGroup'),
     listClassificationGroups: call('listClassificationGroups'),
-    freshness: () => {
-      if (!least) return undefined;
-      const now = Date.now();
-      return { maxAgeS: left(least.maxUntil, now), sharedMaxAgeS: left(least.sharedUntil, now), shared: least.shared };
-    },
+    freshness: () => least && freshnessAt(least),
+    expiry: () => least,
     stale: () => staleFields,
     // Read off the paths only when asked (most responses, no-store or failed, never name their tags), and
     // once: HTTP caching and the result cache both ask for a cacheable response's.

@@ -5,9 +5,8 @@ import { LRUCache } from 'lru-cache';
 import type { UpstreamCredentials } from '../pim/credential.ts';
 import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
-import { aged } from '../pim/rest/freshness.ts';
+import { freshnessAt, type Expiry } from '../pim/rest/freshness.ts';
 import type { ByteAccount } from '../pim/rest/byte-limits.ts';
-import type { Freshness } from '../pim/rest/types.ts';
 import { cacheControlFor, cacheHeaders, sendsCredential } from './http-caching.ts';
 import { batchMarks } from './request-slot.ts';
 
@@ -46,9 +45,8 @@ interface Entry {
   size: number;
   /** The response headers the result set besides Cache-Control, which is worked out again per hit. */
   headers: Record<string, string>;
-  /** The least freshness of the upstream answers behind it, at `at` (epoch ms). */
-  freshness: Freshness;
-  at: number;
+  /** When the least fresh upstream answer behind it stops being fresh: a hit claims what is left then. */
+  expiry: Expiry;
   tags: readonly string[];
 }
 
@@ -149,9 +147,10 @@ export function createResponseCache({
       const started = generation;
       return {
         onExecuteDone({ result, setResult }) {
-          const freshness = pim?.freshness();
+          const expiry = pim?.expiry();
+          const freshness = expiry && freshnessAt(expiry);
           const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
-          if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
+          if (!pim || !expiry || !freshness || key === undefined || isAsyncIterable(result)) return;
           if (ttl <= 0 || result.errors?.length || result.data == null) return;
           if (/\bno-store\b/i.test(request.headers.get('cache-control') ?? '')) return;
           const sent: NonNullable<Result[typeof SENT]> = {};
@@ -164,8 +163,7 @@ export function createResponseCache({
                 text,
                 size: Buffer.byteLength(text),
                 headers: sent.headers,
-                freshness,
-                at: Date.now(),
+                expiry,
                 tags,
               };
               entries.set(key, entry, { ttl, size: 2 * (key.length + text.length) });
@@ -188,7 +186,7 @@ export function createResponseCache({
       const policy = cacheControlFor({
         method: request.method,
         credential,
-        freshness: aged(entry.freshness, Date.now() - entry.at),
+        freshness: freshnessAt(entry.expiry),
         failed: false,
       });
       const { cacheControl, keys } = cacheHeaders(policy, credential, () => entry.tags);

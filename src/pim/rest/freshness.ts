@@ -45,6 +45,23 @@ export function aged({ maxAgeS, sharedMaxAgeS, shared }: Freshness, elapsedMs: n
   return { maxAgeS: Math.max(0, maxAgeS - elapsedS), sharedMaxAgeS: Math.max(0, sharedMaxAgeS - elapsedS), shared };
 }
 
+/** When the least fresh answer of a result stops being fresh (epoch ms), for a browser and a shared cache. */
+export interface Expiry {
+  maxUntil: number;
+  sharedUntil: number;
+  shared: boolean;
+}
+
+// Whole seconds, as `aged` counts them.
+const left = (until: number, now: number) => Math.max(0, Math.ceil((until - now) / 1_000));
+
+/** What `expiry` leaves at `now`, in whole seconds. */
+export const freshnessAt = (expiry: Expiry, now = Date.now()): Freshness => ({
+  maxAgeS: left(expiry.maxUntil, now),
+  sharedMaxAgeS: left(expiry.sharedUntil, now),
+  shared: expiry.shared,
+});
+
 /** A call that asks past the caches (`no-cache`, as the readiness probe sends): it wants the PIM's own word. */
 export const asksPastCache = (headers: Readonly<Record<string, string>>) =>
   /\bno-cache\b/i.test(headers['cache-control'] ?? '');
