@@ -70,14 +70,15 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   const resolve = field.resolve;
   const entityTypes = union.getTypes().map((type) => type.name);
   // Every root field that calls the PIM takes the operation's verdict too, whichever runs first: refused, it calls
-  // nothing (the refusal of the non-null `_entities` nulls the whole answer anyway).
+  // nothing and says why (a deferred `_entities` refuses in a later part: the initial one must not hold a bare null).
   for (const other of Object.values(schema.getQueryType()!.getFields())) {
     // The fields that call the PIM: every one returns its JSON (cost.ts); `_service` calls nothing.
     if (other === field || !other.resolve || getNamedType(other.type).name !== 'JSON') continue;
     const inner = other.resolve;
     other.resolve = (source, args, context: Context & Admitted, info) => {
       if (!(ADMITTED in context)) context[ADMITTED] = takeAllowance(context, info, field);
-      return context[ADMITTED] ? null : inner(source, args, context, info);
+      if (context[ADMITTED]) throw context[ADMITTED];
+      return inner(source, args, context, info);
     };
   }
   field.resolve = (source, args: { representations: unknown[] }, context: Context & Admitted, info) => {
