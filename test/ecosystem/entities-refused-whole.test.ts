@@ -1,15 +1,9 @@
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { partsOf } from '../helpers/multipart.ts';
 import { echo } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
-
-const partsOf = (text: string) =>
-  text
-    .split(/\r\n--[^\r\n]*\r\n/)
-    .map((part) => part.slice(part.indexOf('\r\n\r\n') + 4).trim())
-    .filter((part) => part.startsWith('{'))
-    .map((part) => JSON.parse(part) as { data?: any; errors?: any[]; incremental?: any[]; hasNext?: boolean });
 
 // docs/integration.md: "an operation past [FEDERATION_MAX_REPRESENTATIONS] is refused whole with BAD_USER_INPUT
 // before any of its fields calls the PIM". A root field named before `_entities` runs first and sends its call;

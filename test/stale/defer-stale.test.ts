@@ -1,23 +1,9 @@
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { partsOf } from '../helpers/multipart.ts';
 import { echo, faults, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
-
-const partsOf = (text: string) =>
-  text
-    .split(/\r\n--[^\r\n]*\r\n/)
-    .map((part) => part.slice(part.indexOf('\r\n\r\n') + 4).trim())
-    .filter((part) => part.startsWith('{'))
-    .map(
-      (part) =>
-        JSON.parse(part) as {
-          data?: object;
-          incremental?: unknown[];
-          hasNext?: boolean;
-          extensions?: { stale?: unknown[] };
-        },
-    );
 
 // A field answered from last-known-good inside a @defer response is said to be stale, as it is in a plain one: the
 // part that delivers it lists it in its extensions.
