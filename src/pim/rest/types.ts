@@ -86,6 +86,8 @@ export interface CallOptions {
    * outcome, and the PIM answering is that outcome); the trial's caller waits after it (steps/breaker.ts).
    */
   trial?: true | undefined;
+  /** Set by the breaker on its trial caller's re-ask: the attempts the retry step already made of this call. */
+  attemptsMade?: number | undefined;
 }
 
 /**

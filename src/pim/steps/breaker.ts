@@ -182,7 +182,8 @@ export function createBreaker({
   // The half-open trial, when the call let through for it proved nothing: the probe, sent past the breaker. A fault
   // (or an answer that is no answer) reopens it; the PIM answering closes it.
   const probeTrial = (sendProbe: (send: Send) => Promise<unknown>) =>
-    sendProbe((request, call) => (probing.add(call), below!(request, call))).then(
+    // Marked as the trial: a 429 is the PIM answering, not a Retry-After to hold every waiting call for.
+    sendProbe((request, call) => (probing.add(call), below!(request, { ...call, trial: true }))).then(
       () => void log.answered(),
       (error: unknown) => {
         if (isProbeAnswer(error)) return void log.answered();
@@ -272,15 +273,18 @@ export function createBreaker({
     if (answer) {
       // The trial was throttled: the PIM answered, which closed the breaker for every call waiting on the trial. Its
       // own caller waits out the Retry-After now, then asks once more, as the retry step would have.
-      const wait = trial && answer.status === 429 && !reasked.has(call) ? answer.unwaitedMs : undefined;
+      // A kept copy stands in at once instead (standIn), as for any 429; the re-ask is the retry step's next attempt
+      // (counted, and within PIM_RETRIES), never a fresh sequence.
+      const wait =
+        trial && answer.status === 429 && !call.standIn && call.attemptsMade === undefined
+          ? answer.unwaitedMs
+          : undefined;
       if (wait === undefined || wait >= call.deadline - Date.now()) throw answer;
-      reasked.add(call);
       await sleep(wait, undefined, { signal: call.signal }).catch(() => Promise.reject(call.signal?.reason));
-      return decideOnce(next, request, call);
+      return decideOnce(next, request, { ...call, attemptsMade: 1 });
     }
     return result!;
   };
-  const reasked = new WeakSet<CallOptions>();
 
   const status: UpstreamStatus = {
     get breaker() {

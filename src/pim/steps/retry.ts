@@ -29,7 +29,7 @@ function isRetryable(error: unknown): error is PimError {
 export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): Layer {
   return (next) => async (request, call) => {
     const { signal } = call;
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = call.attemptsMade ?? 0; ; attempt++) {
       try {
         if (attempt > 0) onRetry?.(request);
         return await next(request, call);
