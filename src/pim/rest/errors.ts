@@ -31,6 +31,8 @@ export class PimError extends Error {
    * answering at once): no verdict on another caller of the same call that has time for it (steps/coalesce.ts).
    */
   unwaitedMs: number | undefined;
+  /** With `unwaitedMs`, from the retry step: the attempts it had made of the call (the breaker's re-ask continues). */
+  attemptsMade: number | undefined;
   /** Set when the HTTP cache gave this answer (a kept 404, say) and no call went to the PIM. */
   cached: boolean | undefined;
   /** UPSTREAM_TOO_LARGE of one request's own byte limit (its other reads counted): no verdict on another request. */

@@ -281,7 +281,9 @@ export function createBreaker({
           : undefined;
       if (wait === undefined || wait >= call.deadline - Date.now()) throw answer;
       await sleep(wait, undefined, { signal: call.signal }).catch(() => Promise.reject(call.signal?.reason));
-      return decideOnce(next, request, { ...call, attemptsMade: 1 });
+      // The retry step's next attempt, whichever the 429 came at; through decide(), so a breaker that went half-open
+      // meanwhile is waited for at most `trialWaitMs`, as for any call arriving then.
+      return decide(next)(request, { ...call, attemptsMade: answer.attemptsMade ?? 1 });
     }
     return result!;
   };

@@ -45,6 +45,7 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
         const reportNow = (call.standIn && askedForTime) || (call.trial && error.status === 429);
         if (reportNow || wait >= call.deadline - Date.now()) {
           error.unwaitedMs = wait;
+          error.attemptsMade = attempt + 1;
           throw error;
         }
         await sleep(wait, undefined, { signal }).catch(() => {
