@@ -71,3 +71,15 @@ export function heldPost(port: number, key: string): Promise<Socket> {
     socket.on('error', () => undefined).once('error', reject);
   });
 }
+
+/** POSTs `query` to `url` with `headers`; `abort()` makes its client leave, and `left` then says 'cancelled'. */
+export function cancellablePost(url: string, query: string, headers: Record<string, string>) {
+  const controller = new AbortController();
+  const left = fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query }),
+    signal: controller.signal,
+  }).catch(() => 'cancelled');
+  return { left, abort: () => controller.abort() };
+}

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect, it } from 'vitest';
+import { cancellablePost } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { echo, type RecordedRequest } from '../helpers/upstream.ts';
 
@@ -132,15 +133,9 @@ it('a throttled probe standing trial closes the breaker at once too', async () =
     }
     return false;
   });
-  const controller = new AbortController();
-  const left = fetch(facade.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...HELD },
-    body: JSON.stringify({ query: q('T') }),
-    signal: controller.signal,
-  }).catch(() => 'cancelled');
+  const { left, abort } = cancellablePost(facade.url, q('T'), HELD);
   await expect.poll(() => sentFor(upstream, 'T').length, { interval: 10 }).toBe(1);
-  controller.abort();
+  abort();
   expect(await left).toBe('cancelled');
   await expect.poll(() => probeThrottled, { interval: 10 }).toBe(true);
   const { value, took } = await timed(facade.post(q('W'), undefined, OTHER));
@@ -220,17 +215,11 @@ it.each([['true'], ['false']])(
       },
       { PIM_RETRIES: '2', PIM_COALESCE: coalesce },
     );
-    const controller = new AbortController();
-    const left = fetch(facade.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...HELD },
-      body: JSON.stringify({ query: q('T') }),
-      signal: controller.signal,
-    }).catch(() => 'cancelled');
+    const { left, abort } = cancellablePost(facade.url, q('T'), HELD);
     await expect.poll(() => sentFor(upstream, 'T').length, { interval: 10 }).toBe(1);
     await sleep(200);
     expect(facade.app.upstream.breaker).toBe('closed');
-    controller.abort();
+    abort();
     expect(await left).toBe('cancelled');
     await sleep(2_500);
     expect(sentFor(upstream, 'T')).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
+import { cancellablePost } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { echo, type RecordedRequest, type UpstreamHandler } from '../helpers/upstream.ts';
 
@@ -86,15 +87,9 @@ it('a call that gave up waiting for the trial is answered by its kept copy, mark
 // the pipeline once the trial ended, took a connection slot and was counted as an attempt (status ABORTED).
 it('a call whose client left while it waited for the trial is not sent, nor counted, once the trial ends', async () => {
   const { facade, upstream, trial } = await heldTrial(503, { retryAfterS: 2 });
-  const controller = new AbortController();
-  const left = fetch(facade.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...OTHER },
-    body: JSON.stringify({ query: q('A') }),
-    signal: controller.signal,
-  }).catch(() => 'cancelled');
+  const { left, abort } = cancellablePost(facade.url, q('A'), OTHER);
   await sleep(300);
-  controller.abort();
+  abort();
   expect(await left).toBe('cancelled');
   expect((await trial).body.errors).toBeUndefined();
   await sleep(300);
