@@ -69,8 +69,8 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
   };
   shared?.redis.defineCommand('recordInvalidation', { numberOfKeys: 1, lua: recordScript });
   // The fleet's record as last read. A time that changed since is an invalidation made since, by a replica whose
-  // clock may be behind this one's: it counts from when this instance saw it at the earliest, else the answers
-  // this one stored in between would stay fresh for their whole lifetime. The first read is taken as it is.
+  // clock may be off: it counts from when this instance reads it (behind, the answers stored in between would stay
+  // fresh for their whole lifetime; ahead, every answer stored until then would not be). The first read, at now at most.
   let seen: Record<string, string> | undefined;
   const poll = async () => {
     const record = await shared!.within(() => shared!.redis.hgetall(HASH)).catch((error: Error) => void onError(error));
@@ -78,8 +78,6 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
     const now = Date.now();
     let changed = false;
     for (const [tag, ms] of Object.entries(record)) {
-      // Changed since the last read: made since then, so no later than now whatever the sender's clock said (one
-      // ahead would otherwise end the freshness of everything this instance stores until its time).
       const made = seen && seen[tag] !== ms ? now : Math.min(Number(ms), now);
       changed = note(tag, made) || changed;
     }
