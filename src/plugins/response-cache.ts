@@ -150,7 +150,7 @@ export function createResponseCache({
           const expiry = pim?.expiry();
           const freshness = expiry && freshnessAt(expiry);
           const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
-          if (!pim || !expiry || !freshness || key === undefined || isAsyncIterable(result)) return;
+          if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
           if (ttl <= 0 || result.errors?.length || result.data == null) return;
           if (/\bno-store\b/i.test(request.headers.get('cache-control') ?? '')) return;
           const sent: NonNullable<Result[typeof SENT]> = {};

@@ -69,6 +69,15 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
   const resolve = field.resolve;
   const entityTypes = union.getTypes().map((type) => type.name);
+  // Once per operation (each operation of a batch has a context of its own; all share the request's allowance). An
+  // operation whose text never names `_entities` (nearly all) has nothing to take: no walk of its fields.
+  const admit = (context: Context & Admitted, info: GraphQLResolveInfo) => {
+    if (!(ADMITTED in context)) {
+      const named = info.operation.loc?.source.body.includes(field.name) ?? true;
+      context[ADMITTED] = named ? takeAllowance(context, info, field) : undefined;
+    }
+    if (context[ADMITTED]) throw context[ADMITTED];
+  };
   // Every root field that calls the PIM takes the operation's verdict too, whichever runs first: refused, it calls
   // nothing and says why (a deferred `_entities` refuses in a later part: the initial one must not hold a bare null).
   for (const other of Object.values(schema.getQueryType()!.getFields())) {
@@ -76,17 +85,12 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
     if (other === field || !other.resolve || getNamedType(other.type).name !== 'JSON') continue;
     const inner = other.resolve;
     other.resolve = (source, args, context: Context & Admitted, info) => {
-      // An operation whose text never names `_entities` (nearly all) has nothing to take: no walk of its fields.
-      const named = info.operation.loc?.source.body.includes(field.name) ?? true;
-      if (!(ADMITTED in context)) context[ADMITTED] = named ? takeAllowance(context, info, field) : undefined;
-      if (context[ADMITTED]) throw context[ADMITTED];
+      admit(context, info);
       return inner(source, args, context, info);
     };
   }
   field.resolve = (source, args: { representations: unknown[] }, context: Context & Admitted, info) => {
-    // Once per operation: each operation of a batch has a context of its own, and all share the request's allowance.
-    if (!(ADMITTED in context)) context[ADMITTED] = takeAllowance(context, info, field);
-    if (context[ADMITTED]) throw context[ADMITTED];
+    admit(context, info);
     const { representations } = args;
     return representations.map((representation, index) => {
       // A list item that is an Error becomes null with that error at the item's path.
