@@ -46,6 +46,9 @@ export function createLogger(level: string, { pretty = false, fd }: LoggerOption
     dest: fd ?? process.stdout.fd,
     sync: false,
     minLength: 4_096,
+    // One write is under way at a time, and the next starts in a later turn of the event loop: at sonic-boom's
+    // 16 KB a write, a loaded process logged more in a turn than it wrote, and dropped lines a fast file would take.
+    maxWrite: 1_048_576,
     periodicFlush: 1_000,
     maxLength: MAX_WAITING_LOG_BYTES,
   });
