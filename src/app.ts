@@ -28,8 +28,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     logger,
     spanExporter,
     operationNames: persisted.operationNames,
-    // Read at scrape time only, once the client below exists.
+    // Read at scrape time only, once the client and the cache of results below exist.
     upstream: () => client,
+    responseCache: () => responses?.stats(),
   });
   const { redisFailed, onOutcome, onRetry, onFault, onDedup } = observability;
   const apqFailed = redisFailed('apq');

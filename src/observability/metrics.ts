@@ -11,13 +11,22 @@ export interface MetricsOptions {
   upstreamStatus?: () => UpstreamStatus | undefined;
   /** Where the weight of the last-known-good copies is read at scrape time. */
   staleBytes?: () => number;
+  /** Where the cache of serialized results' figures are read at scrape time; undefined while it is off. */
+  responseCache?: () => ResponseCacheFigures | undefined;
+}
+
+/** The cache of serialized results (plugins/response-cache.ts): entries, their counted bytes, hits so far. */
+export interface ResponseCacheFigures {
+  entries: number;
+  bytes: number;
+  hits: number;
 }
 
 /**
  * Creates the metrics of one app on its own registry, never prom-client's global one, so
  * several apps in one process (tests, blue/green) don't clash over metric names.
  */
-export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {}) {
+export function createMetrics({ upstreamStatus, staleBytes, responseCache }: MetricsOptions = {}) {
   const registry = new Registry();
   // Node.js process metrics: CPU, memory, event loop.
   collectDefaultMetrics({ register: registry });
@@ -27,7 +36,31 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
     new Counter({ name, help, labelNames, registers });
   const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new Histogram({ name, help, labelNames, buckets, registers });
-  let logLinesSeen = 0;
+  // Figures read at scrape time (a count kept elsewhere: each registry adds what it has not seen yet).
+  const gauge = (name: string, help: string, read: () => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect: function () {
+        const value = read();
+        if (value !== undefined) this.set(value);
+      },
+    });
+  const seenCount = (name: string, help: string, read: () => number | undefined) => {
+    let seen = 0;
+    return new Counter({
+      name,
+      help,
+      registers,
+      collect: function () {
+        const now = read();
+        if (now === undefined) return;
+        this.inc(now - seen);
+        seen = now;
+      },
+    });
+  };
   return {
     registry,
     /** The registry in Prometheus text format, for /metrics and for a listener of its own (METRICS_PORT). */
@@ -82,14 +115,11 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
       'Upstream loads answered with stale data, by reason: revalidating, or the code of the PIM failure it stood in for.',
       ['reason'],
     ),
-    staleStoreBytes: new Gauge({
-      name: 'pim_stale_store_bytes',
-      help: 'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_BYTES bounds it.',
-      registers,
-      collect() {
-        if (staleBytes) this.set(staleBytes());
-      },
-    }),
+    staleStoreBytes: gauge(
+      'pim_stale_store_bytes',
+      'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_BYTES bounds it.',
+      () => staleBytes?.(),
+    ),
     upstreamFaults: counter(
       'pim_upstream_faults_total',
       'Upstream answers that reveal a configuration or outage fault: the server key refused (server_key_refused), a 2xx that is not JSON (not_json).',
@@ -100,17 +130,27 @@ export function createMetrics({ upstreamStatus, staleBytes }: MetricsOptions = {
       'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq, stale).',
       ['store'],
     ),
-    logLinesDropped: new Counter({
-      name: 'log_lines_dropped_total',
-      help: `Log lines dropped because stdout did not take them and ${MAX_WAITING_LOG_BYTES / 2 ** 20} MiB were already waiting.`,
-      registers,
-      // Counted by the logger for the whole process; each registry adds what it has not seen yet.
-      collect() {
-        const dropped = droppedLogLines();
-        this.inc(dropped - logLinesSeen);
-        logLinesSeen = dropped;
-      },
-    }),
+    // Counted by the logger for the whole process.
+    logLinesDropped: seenCount(
+      'log_lines_dropped_total',
+      `Log lines dropped because stdout did not take them and ${MAX_WAITING_LOG_BYTES / 2 ** 20} MiB were already waiting.`,
+      droppedLogLines,
+    ),
+    responseCacheHits: seenCount(
+      'graphql_response_cache_hits_total',
+      'GraphQL requests answered from the cache of serialized results (RESPONSE_CACHE_MAX_BYTES).',
+      () => responseCache?.()?.hits,
+    ),
+    responseCacheEntries: gauge(
+      'graphql_response_cache_entries',
+      'Serialized results held by the cache of results.',
+      () => responseCache?.()?.entries,
+    ),
+    responseCacheBytes: gauge(
+      'graphql_response_cache_bytes',
+      'Weight of the cache of results, as RESPONSE_CACHE_MAX_BYTES bounds it.',
+      () => responseCache?.()?.bytes,
+    ),
     breaker: new Gauge({
       name: 'pim_upstream_breaker_state',
       help: 'Circuit breaker in front of the PIM: 1 for its current state (closed, open, half-open).',

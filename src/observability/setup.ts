@@ -13,7 +13,7 @@ import { createTelemetry } from '../pim/steps/telemetry.ts';
 import { useMetrics } from './plugins/metrics.ts';
 import { createRefusalLog, requestIdFrom, type RefusedRequest, useRequestLog } from './plugins/request-log.ts';
 import { useTracing } from './plugins/tracing.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type Metrics, type ResponseCacheFigures } from './metrics.ts';
 import { createTracerProvider } from './tracing.ts';
 
 export interface ObservabilityOptions {
@@ -32,6 +32,8 @@ export interface ObservabilityOptions {
   operationNames?: ReadonlySet<string> | undefined;
   /** The client, read when /metrics is scraped: its breaker state and last-known-good weight. */
   upstream?: () => Pick<PimClient, 'status' | 'staleBytes'>;
+  /** The cache of serialized results' figures, read when /metrics is scraped; undefined while it is off. */
+  responseCache?: () => ResponseCacheFigures | undefined;
 }
 
 // What a failing Redis store's warn line says it does instead.
@@ -83,10 +85,12 @@ export function createObservability({
   metricsPort,
   operationNames,
   upstream,
+  responseCache,
 }: ObservabilityOptions): Observability {
   const metrics = createMetrics({
     upstreamStatus: () => upstream?.().status,
     staleBytes: upstream && (() => upstream().staleBytes()),
+    responseCache,
   });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
   const tracer = provider?.getTracer('pim-graphql-facade');

@@ -107,6 +107,27 @@ describe('cache of serialized results', () => {
     expect(await count()).toBe(before + 1);
   });
 
+  // An operator sizing RESPONSE_CACHE_MAX_BYTES or asking whether the cache pays needs its hits and weight on /metrics.
+  it('reports its hits, entries and bytes on /metrics', async () => {
+    const scraped = async () => {
+      const { text } = await fixture.facade.get('/metrics');
+      const read = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+      return {
+        hits: read('graphql_response_cache_hits_total'),
+        entries: read('graphql_response_cache_entries'),
+        bytes: read('graphql_response_cache_bytes'),
+      };
+    };
+    await get('fresh-metrics');
+    await get('fresh-metrics');
+    expect(await scraped()).toEqual(stats());
+    await get('fresh-metrics');
+    const after = await scraped();
+    expect(after).toEqual(stats());
+    expect(after.hits).toBeGreaterThan(0);
+    expect(after.bytes).toBeGreaterThan(0);
+  });
+
   it('never gives one credential’s entry to another', async () => {
     const alice = await get('fresh-3');
     const { hits } = stats();
