@@ -22,13 +22,13 @@ export async function readAnswer(
   secrets: readonly string[],
   account: ByteAccount,
 ): Promise<Answer> {
-  const read = await readLimitedText(response, maxBytes, account);
+  const { text: read, bytes } = await readLimitedText(response, maxBytes, account);
   try {
     return answerOf(response, read, secrets);
   } catch (error) {
     // The body is thrown away with the failure: its bytes are not held (a replay dropped and asked again would
-    // otherwise count twice).
-    account.refund(Buffer.byteLength(read));
+    // otherwise count twice). What was charged, not the decoded text's length: a body not UTF-8 decodes longer.
+    account.refund(bytes);
     throw error;
   }
 }

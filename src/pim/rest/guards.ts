@@ -42,7 +42,7 @@ export async function readLimitedText(
   response: Dispatcher.ResponseData,
   maxBytes: number,
   account: ByteAccount,
-): Promise<string> {
+): Promise<{ text: string; bytes: number }> {
   const { body, headers, statusCode } = response;
   // The caller's page, too large to read: no word on whether the PIM answers JSON (upstream-faults.ts).
   const tooLarge = () =>
@@ -72,11 +72,16 @@ export async function readLimitedText(
     }
     if (charged > size) account.refund(charged - size);
   } catch (error) {
+    // Refused at its headers, nothing listens on the body yet; one already whole (a small answer) has no listener of
+    // undici's either: its abort error would be an uncaught exception.
+    body.on('error', () => undefined);
     body.destroy();
     account.refund(charged);
     throw error;
   } finally {
     account.reading(false);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  // `bytes`: what the account was charged, which the text decoded may not be (each byte that is not UTF-8 decodes into
+  // U+FFFD, three bytes).
+  return { text: Buffer.concat(chunks, size).toString('utf8'), bytes: size };
 }
