@@ -47,6 +47,14 @@ const storeScript = `${forgetFn}
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
 if size > tonumber(ARGV[5]) then return 0 end
+-- Redis may evict any one of the three on its own (allkeys-lru): the rest then counts bytes nothing can take off
+-- again (the index alone finds them). Counted afresh: the copies left unindexed go by their own expiry.
+local indexed = redis.call('EXISTS', KEYS[2]) == 1
+local sized = redis.call('EXISTS', KEYS[3]) == 1
+local sum = redis.call('GET', KEYS[4])
+if indexed ~= sized or (indexed and not tonumber(sum or '')) or (not indexed and sum and tonumber(sum) ~= 0) then
+  redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+end
 local time = redis.call('TIME')
 local now = time[1] * 1000 + math.floor(time[2] / 1000)
 for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { createBoundedKeys } from '../redis-bounded.ts';
 import { closeRedis, createRedis, replyWithin } from '../redis.ts';
+import { sha256Hex } from './persisted-manifest.ts';
 
 /** Where automatic persisted queries keep documents by their SHA-256 (hex); a failure is a miss. */
 export interface DocumentStore {
@@ -63,7 +64,10 @@ function createRedisStore({
   return {
     async get(hash) {
       try {
-        return (await bounded(() => redis.get(documents.key(hash)))) ?? undefined;
+        const document = await bounded(() => redis.get(documents.key(hash)));
+        // Only the document of this hash: one cut short, or anything else under its key, is a miss (the client
+        // then sends the document, whose registration replaces it), never run in its place.
+        return document !== null && sha256Hex(document) === hash ? document : undefined;
       } catch (error) {
         onError(error as Error);
         return undefined;

@@ -20,7 +20,7 @@ const recordScript = `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[3]) then
   local latest = 0
-  for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do latest = math.max(latest, tonumber(ms)) end
+  for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do latest = math.max(latest, tonumber(ms) or 0) end
   redis.call('UNLINK', KEYS[1])
   redis.call('HSET', KEYS[1], '${ALL}', latest)
   return redis.call('HGET', KEYS[1], '${ALL}')
@@ -78,6 +78,9 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
     const now = Date.now();
     let changed = false;
     for (const [tag, ms] of Object.entries(record)) {
+      // A time this version cannot read (written by another, or by hand) is no invalidation: as NaN it would make
+      // every later lookup of its tag's paths NaN, which compares as "never invalidated", whatever came after.
+      if (!Number.isFinite(Number(ms))) continue;
       const made = seen && seen[tag] !== ms ? now : Math.min(Number(ms), now);
       changed = note(tag, made) || changed;
     }
