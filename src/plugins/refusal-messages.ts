@@ -28,7 +28,8 @@ const streamNotAccepted = () =>
 const SERVED = ['text/event-stream', 'multipart/mixed', 'application/graphql-response+json', 'application/json'];
 const SERVED_LIST = SERVED.join('; charset=utf-8, ');
 
-// Yoga's rules for Accept: wildcards match, a charset other than UTF-8 rules its type out, q-values are not read.
+// Yoga's rules for Accept (graphql-yoga's result-processor/accept.js): wildcards match, a charset other than UTF-8
+// rules its type out, q-values are not read.
 // Clients send one Accept over and over: the last verdict is kept.
 function accepts(types: readonly string[]) {
   let lastAccept = '';
@@ -51,7 +52,9 @@ function verdictOf(accept: string, types: readonly string[]): boolean {
     .split(',')
     .some((range) => {
       const [type = '', ...params] = range.split(';');
-      const charset = params.find((param) => param.startsWith('charset='));
+      // As Yoga's result processor reads it: the first parameter that holds `charset=` anywhere (`xcharset=a` too),
+      // or a range this check let through would run and be refused only once its result is there.
+      const charset = params.find((param) => param.includes('charset='));
       if (charset !== undefined && charset !== 'charset=utf-8') return false;
       const [group, name] = type.split('/');
       return types.some((served) => {

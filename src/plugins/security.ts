@@ -34,7 +34,9 @@ export function useSecurity({ introspection, csrfPrevention, serviceSdl }: Secur
     },
     onRequest({ request, endResponse, fetchAPI }) {
       if (request.method !== 'POST') return;
-      const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      // The type Yoga's parsers read: the first of a comma-separated list (`application/x-www-form-urlencoded, x` is
+      // read as a form), before its parameters.
+      const type = (request.headers.get('content-type') ?? '').split(',')[0]!.split(';')[0]!.trim().toLowerCase();
       if (!formTypes.has(type)) return;
       const message = `POST with content type ${type} is not accepted; send application/json`;
       endResponse(
