@@ -119,7 +119,7 @@ export function createContextFactory({
     // Without node:http's `close`, a client that leaves midway ends its account here, and its calls (once it has
     // any) with it; this also covers a stream whose iterator is never closed. At most one listener a request on
     // the adapter's signal, where each costs (below): a hit of the cache of results served by node:http adds none.
-    const leave = () => (state.calls?.abort(request.signal.reason), upstreamBytes.release());
+    const leave = () => (state.calls?.abort(goneReason(request.signal)), upstreamBytes.release());
     if (!res) request.signal.addEventListener('abort', leave, { once: true });
     return state;
   };
@@ -137,10 +137,10 @@ export function createContextFactory({
       // The request's own signal is the server adapter's Proxy, slow for every listener added or removed;
       // the calls of the request (coalescing, queue, undici) listen to a plain one that follows it.
       const calls = (built.calls = new AbortController());
-      if (request.signal.aborted) calls.abort(request.signal.reason);
+      if (request.signal.aborted) calls.abort(goneReason(request.signal));
       // A client that leaves midway stops its calls (with node:http; else the listener above does).
       else if (initial.res)
-        request.signal.addEventListener('abort', () => calls.abort(request.signal.reason), { once: true });
+        request.signal.addEventListener('abort', () => calls.abort(goneReason(request.signal)), { once: true });
       built.pim = withErrorContract(
         createPimApi({
           client,
@@ -182,6 +182,17 @@ export function createContextFactory({
     },
   };
   return { context, plugin, bytes: (initial) => stateOf(initial).upstreamBytes };
+}
+
+/**
+ * Why the request's calls stop when its client leaves: the signal's own reason when it is a DOMException (an
+ * AbortError, as errors.ts isClientGone expects, or a TimeoutError), else an AbortError. node:http ends the requests
+ * pipelined behind the first on a connection that closes with an Error 'aborted' (ECONNRESET) of its own, which
+ * errors.ts would mask as unexpected and Yoga log at error level with its stack, once per field.
+ */
+function goneReason(signal: AbortSignal): unknown {
+  const { reason } = signal;
+  return reason instanceof DOMException ? reason : new DOMException('The client went away', 'AbortError');
 }
 
 // An IPv6 address with its zone fits; a longer one is no address. A proxy's whole entry (RFC 7239 with its
