@@ -5,7 +5,8 @@
  * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
  * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, glibc
  * arenas, cache budgets) against the bench upstream,
- * drives it with distinct ids, then with the browsing mix, and prints VmHWM after each phase.
+ * drives it with distinct ids, then with the browsing mix, and prints VmHWM after each phase, and the request log
+ * lines written (as many as requests, or the logger dropped some).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -76,6 +77,7 @@ try {
     return {
       peakMiB: hwmMiB(),
       rps: Math.round(result.rps),
+      requests: result.requests,
       cpuUs: Math.round((cpuUs() - cpu) / result.requests),
       failures: result.failures,
     };
@@ -84,7 +86,11 @@ try {
   const idleMiB = hwmMiB();
   const distinct = await run(freshId, seconds);
   const browsing = await run(zipfId, seconds);
-  const figures = { idleMiB, distinct, browsing, logMiB: Math.round(statSync(logFile).size / 2 ** 20) };
+  // One `request completed` line a request: fewer, and the logger dropped lines it could not write in time.
+  const logLines = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('"request completed"')).length;
+  const figures = { idleMiB, distinct, browsing, logMiB: Math.round(statSync(logFile).size / 2 ** 20), logLines };
   console.log(values.json ? JSON.stringify(figures) : figures);
 } finally {
   if (child.exitCode === null && child.signalCode === null) {
