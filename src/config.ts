@@ -30,6 +30,8 @@ const webSchemes = new Set(['file:', 'ws:', 'wss:', 'ftp:', 'blob:', 'data:', 'a
 const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-assets)(\/|$)/;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+// A secret sent or compared as a header value: printable ASCII, spaces only inside (a header is trimmed at its ends).
+const headerValue = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 const MiB = 2 ** 20;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 31_536_000_000;
@@ -106,7 +108,12 @@ const layout = {
   // Bearer token of POST /cache/invalidate; unset, the endpoint does not exist.
   cacheAdminToken: env(
     'CACHE_ADMIN_TOKEN',
-    z.string().min(16, { error: 'a token of at least 16 characters' }).optional(),
+    z
+      .string()
+      .min(16, { error: 'a token of at least 16 characters' })
+      // Compared with an Authorization header: one ending in a line break or spaces would refuse every purge.
+      .regex(headerValue, { error: 'a token a header can carry: printable, no line break (a file ending in one?)' })
+      .optional(),
   ),
   /** createUpstreamCredentials: lower-case incoming headers passed on, and the server's own key. */
   credentials: {
@@ -123,8 +130,7 @@ const layout = {
       'PIM_API_KEY',
       z
         .string()
-        // Printable ASCII; spaces only inside, as a header value keeps them (trimmed at its ends).
-        .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, {
+        .regex(headerValue, {
           error: 'a key a header can carry: printable characters, no line break (a key file ending in a newline?)',
         })
         .optional(),
