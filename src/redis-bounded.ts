@@ -33,8 +33,9 @@ local function forget(name)
   redis.call('ZREM', KEYS[2], name)
   redis.call('HDEL', KEYS[3], name)
   redis.call('DEL', prefix .. name)
-  -- Nothing counted, nothing to take off: a DECRBY would make a missing sum anew, with no expiry.
-  if size == 0 then return tonumber(redis.call('GET', KEYS[4]) or '0') end
+  -- Nothing counted, nothing to take off: a DECRBY would make a missing sum anew, with no expiry (and, the sum evicted,
+  -- negative: a count the next store would take for good, the bound short by what the entries left hold).
+  if size == 0 or redis.call('EXISTS', KEYS[4]) == 0 then return tonumber(redis.call('GET', KEYS[4]) or '0') end
   return tonumber(redis.call('DECRBY', KEYS[4], size))
 end
 `;
