@@ -20,7 +20,11 @@ const recordScript = `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[3]) then
   local latest = 0
-  for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do latest = math.max(latest, tonumber(ms) or 0) end
+  for _, ms in ipairs(redis.call('HVALS', KEYS[1])) do
+    -- Lua reads inf (and nan) where JavaScript does not: a time every instance reads, or none.
+    local at = tonumber(ms)
+    if at and at < math.huge then latest = math.max(latest, at) end
+  end
   redis.call('UNLINK', KEYS[1])
   redis.call('HSET', KEYS[1], '${ALL}', latest)
   return redis.call('HGET', KEYS[1], '${ALL}')
