@@ -12,7 +12,8 @@ const SILENT_MS = 5_000;
 function redisOptions(url: string, replyTimeoutMs: number): RedisOptions {
   const { hostname, port, username, password, pathname, protocol } = new URL(url);
   return {
-    host: hostname,
+    // An IPv6 literal is spelt in brackets in a URL, without them in an address.
+    host: hostname.replace(/^\[(.*)\]$/, '$1'),
     port: Number(port || 6379),
     ...(username ? { username: decodeURIComponent(username) } : {}),
     ...(password ? { password: decodeURIComponent(password) } : {}),
