@@ -32,6 +32,13 @@ const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-ass
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 // A secret sent or compared as a header value: printable ASCII, spaces only inside (a header is trimmed at its ends).
 const headerValue = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+const decodes = (text: string) => {
+  try {
+    return (decodeURIComponent(text), true);
+  } catch {
+    return false;
+  }
+};
 const MiB = 2 ** 20;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 31_536_000_000;
@@ -301,6 +308,14 @@ const layout = {
         .refine((value) => !URL.canParse(value) || /^(\/\d*)?$/.test(new URL(value).pathname), {
           error: 'a redis:// or rediss:// URL whose path, if any, is a database number such as /0',
         })
+        // The user and password are percent-decoded when the connection is made: a `%` that starts no escape
+        // (a generated password) would throw there, past this one-line refusal.
+        .refine(
+          (value) => !URL.canParse(value) || (decodes(new URL(value).username) && decodes(new URL(value).password)),
+          {
+            error: 'a redis:// or rediss:// URL whose user and password are percent-encoded (a % as %25)',
+          },
+        )
         .optional(),
     ),
     // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
