@@ -24,7 +24,9 @@ const metrics =
   config.observability.metricsPort !== undefined && config.observability.metricsPath
     ? createMetricsServer(app.metrics, config.observability.metricsPath, app.invalidation?.handle)
     : undefined;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
+// Every signal after the first joins the shutdown under way (the same one again too: Node's default action would
+// end the process at once, cutting the requests in flight).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(signal));
 process.on('uncaughtException', crash);
 
 const port = await listenOrExit(server, config.port);
@@ -37,8 +39,11 @@ if (metricsPort !== undefined) {
   logger.info(`Metrics served at http://localhost:${metricsPort}${config.observability.metricsPath}`);
 }
 
-/** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0. */
+let shuttingDown = false;
+/** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0; once. */
 async function shutdown(signal: string): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
   logger.info(`${signal} received, shutting down`);
   // A pool or cache that will not close must not keep the process from exiting: 5 s past the grace at most,
   // the last lines' time included (deploy/kubernetes/deployment.yaml counts on it).
