@@ -7,8 +7,9 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
 } from 'graphql';
-// graphql-js's own collection of an operation's root fields, as execution does it (marked internal, stable in 16).
-import { collectFields } from 'graphql/execution/collectFields.js';
+// The executor's own collection of an operation's root fields (Yoga's, @graphql-tools/executor): graphql-js's
+// merges every copy of a response key, where this one runs each `@defer`red fragment again as a patch of its own.
+import { collectFields } from '@graphql-tools/utils';
 import type { ObjectRef } from '@pothos/core';
 import type { Context } from '../context.ts';
 import { builder } from './builder.ts';
@@ -117,16 +118,20 @@ type Admitted = { [ADMITTED]?: GraphQLError | undefined };
 
 /**
  * Takes the representations of every `_entities` field the operation runs from the request's allowance: its root
- * fields as execution collects them (skipped ones left out, each response key once, with the arguments validation
- * made the same for all its nodes).
+ * fields as execution collects them (skipped ones left out, each response key once per group: the fields not
+ * deferred, then each `@defer`red fragment, which runs its copy again; validation made the arguments of a key's
+ * nodes the same).
  */
 function takeAllowance(context: Context, info: GraphQLResolveInfo, field: GraphQLField<unknown, unknown>) {
   const { schema, fragments, variableValues, parentType, operation } = info;
+  const { fields, patches } = collectFields(schema, fragments, variableValues, parentType, operation.selectionSet);
   let count = 0;
-  for (const [node] of collectFields(schema, fragments, variableValues, parentType, operation.selectionSet).values()) {
-    if (node?.name.value !== field.name) continue;
-    const { representations } = getArgumentValues(field, node, variableValues);
-    count += Array.isArray(representations) ? representations.length : 1;
+  for (const group of [fields, ...patches.map((patch) => patch.fields)]) {
+    for (const [node] of group.values()) {
+      if (node?.name.value !== field.name) continue;
+      const { representations } = getArgumentValues(field, node, variableValues);
+      count += Array.isArray(representations) ? representations.length : 1;
+    }
   }
   if (context.representations.take(count)) return undefined;
   const { limit } = context.representations;
