@@ -48,10 +48,11 @@ export function createYogaServer(
       ...parts.observability,
       // After the observability's onExecute hooks: a refused operation is still logged, counted and traced.
       ...(config.batching ? [useNoStreamsInBatch()] : []),
+      // Before the cache of results: its refusal of a stream the client cannot take (406) holds for a hit too.
+      useRefusalMessages(),
       // After HTTP caching and every other onExecute hook: a hit stops execution where it is.
       ...(parts.responses ? [parts.responses] : []),
       ...(graphiql ? [graphiql.plugin] : []),
-      useRefusalMessages(),
       // `Connection` is node:http's to set (hop by hop): Yoga's streamed answers said keep-alive over a shutdown's close.
       {
         onResponse: ({ response }) =>
