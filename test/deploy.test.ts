@@ -99,12 +99,24 @@ describe('Kubernetes manifests', () => {
     }
   });
 
-  it('gives SIGTERM room: grace period covers the preStop pause, SHUTDOWN_GRACE_MS and the 5 s exit margin', () => {
+  // Equal, the kubelet's SIGKILL and the server's own exit at the end of its margin race: the last log lines may be lost.
+  it('gives SIGTERM room: grace period longer than the preStop pause, SHUTDOWN_GRACE_MS and the 5 s exit margin', () => {
     const { http } = loadConfig(envOf(container.env));
     const pause = container.lifecycle.preStop.sleep.seconds;
-    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(
       pause + http.shutdownGraceMs! / 1000 + 5,
     );
+  });
+
+  // On the main port, /metrics (operation names, upstream figures) and the purge would be public through the Service.
+  it('serves the metrics on a port of their own, declared on the pod and not routed by the Service', () => {
+    const { observability } = loadConfig(envOf(container.env));
+    const port = container.ports.find((p: { name: string }) => p.name === 'metrics');
+    expect(port?.containerPort).toBeDefined();
+    expect(observability.metricsPort).toBe(port.containerPort);
+    const routed = find('Service').spec.ports.map((p: { targetPort: unknown }) => p.targetPort);
+    expect(routed).not.toContain('metrics');
+    expect(routed).not.toContain(port.containerPort);
   });
 
   it('runs as non-root on a read-only root filesystem, with the heap flags the image sets', () => {
