@@ -1,7 +1,8 @@
 /**
- * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options='--max-semi-space-size=16 …']`:
+ * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options='--max-semi-space-size=16 …' --env NAME=value]`:
  * the production start's peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap
- * flags than the image's (written with `=`: a value that starts with a dash is otherwise taken for an option).
+ * flags than the image's (written with `=`: a value that starts with a dash is otherwise taken for an option), `--env`
+ * adds to its environment (repeated: `--env MALLOC_ARENA_MAX=1 --env MALLOC_TRIM_THRESHOLD_=0`).
  * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
  * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, glibc
  * arenas, cache budgets) against the bench upstream,
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     // Another NODE_OPTIONS than the image's, to try heap flags against the same load.
     'node-options': { type: 'string' },
+    // More environment of the process, `NAME=value` each (glibc's MALLOC_* tunables, say).
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -36,6 +39,11 @@ const env = imageEnv(dockerfile);
 const [, ...args] = imageCommand(dockerfile);
 execFileSync('npm', ['run', 'build', '--silent'], { cwd: root.pathname, stdio: 'inherit' });
 if (values['node-options'] !== undefined) env.NODE_OPTIONS = values['node-options'];
+for (const pair of values.env) {
+  const [name, value] = pair.split(/=(.*)/s);
+  if (!name || value === undefined) throw new Error(`--env takes NAME=value, got ${JSON.stringify(pair)}`);
+  env[name] = value;
+}
 const upstream = await startServer('upstream');
 // The log lines go to a file, which takes them as fast as a log shipper that keeps up: through a pipe
 // this process read while it drove the load, they waited in the server's memory.
