@@ -59,3 +59,21 @@ export function createOperationLabel(allowed: ReadonlySet<string> | undefined) {
 
 /** What a client chose (a path, an operation name), cut where it is written down: a body or head may hold tens of KB of it. */
 export const clip = (text: string) => (text.length > 256 ? `${text.slice(0, 256)}…` : text);
+
+/**
+ * Runs `end` once, when a stream's last part is out or its reader cancels it, or when its client leaves: a stream
+ * whose client left before its first part was sent is never read nor cancelled, so its onEnd never comes.
+ */
+export function untilStreamEnds(request: Request, end: () => void): () => void {
+  const { signal } = request;
+  let ended = false;
+  const once = () => {
+    if (ended) return;
+    ended = true;
+    signal.removeEventListener('abort', once);
+    end();
+  };
+  if (signal.aborted) queueMicrotask(once);
+  else signal.addEventListener('abort', once, { once: true });
+  return once;
+}

@@ -4,7 +4,13 @@ import type { Counter, Histogram } from 'prom-client';
 import { refusedByServer } from '../../http/client-errors.ts';
 import { refusalCode } from '../../errors.ts';
 import { rewrittenCode } from '../../plugins/refusal-messages.ts';
-import { createOperationLabel, describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
+import {
+  createOperationLabel,
+  describeOperation,
+  errorsOf,
+  untilStreamEnds,
+  type ResultPart,
+} from '../../plugins/operation.ts';
 
 /** The metrics this plugin serves and records into (observability/metrics.ts creates them). */
 export interface OperationMetrics {
@@ -62,8 +68,10 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       return {
         onExecuteDone: ({ result }) => {
           if (!isAsyncIterable(result)) return void stop();
-          // Also runs when a client cancels a stream whose first part (and status) it already had.
-          return { onEnd: () => void (stop(), request.signal.aborted && disconnected(request)) };
+          // Also runs when a client cancels a stream whose first part (and status) it already had, or leaves before it.
+          return {
+            onEnd: untilStreamEnds(request, () => void (stop(), request.signal.aborted && disconnected(request))),
+          };
         },
       };
     },

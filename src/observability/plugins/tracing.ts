@@ -9,7 +9,14 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { clip, createOperationLabel, describeOperation, errorsOf, type ResultPart } from '../../plugins/operation.ts';
+import {
+  clip,
+  createOperationLabel,
+  describeOperation,
+  errorsOf,
+  untilStreamEnds,
+  type ResultPart,
+} from '../../plugins/operation.ts';
 
 /**
  * One server span per executed operation, named `query OperationName`, continuing the caller's
@@ -51,7 +58,8 @@ export function useTracing({
       return {
         onExecuteDone: ({ result }) => {
           if (!isAsyncIterable(result)) return void finish(span, result);
-          return { onNext: ({ result: part }) => record(span, part), onEnd: () => span.end() };
+          const end = untilStreamEnds(request, () => span.end());
+          return { onNext: ({ result: part }) => record(span, part), onEnd: end };
         },
       };
     },
