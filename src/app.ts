@@ -28,6 +28,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     logger,
     spanExporter,
     operationNames: persisted.operationNames,
+    pimBaseUrl: config.pimBaseUrl,
     // Read at scrape time only, once the client and the cache of results below exist.
     upstream: () => client,
     responseCache: () => responses?.stats(),

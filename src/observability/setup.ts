@@ -30,6 +30,8 @@ export interface ObservabilityOptions {
   metricsPort?: number | undefined;
   /** The only operation names kept as metric labels (the trusted documents'); absent: the first ones seen. */
   operationNames?: ReadonlySet<string> | undefined;
+  /** The PIM's base URL, named in the upstream calls' spans (server.address, server.port). */
+  pimBaseUrl?: string | undefined;
   /** The client, read when /metrics is scraped: its breaker state and last-known-good weight. */
   upstream?: () => Pick<PimClient, 'status' | 'staleBytes'>;
   /** The cache of serialized results' figures, read when /metrics is scraped; undefined while it is off. */
@@ -84,6 +86,7 @@ export function createObservability({
   metricsPath,
   metricsPort,
   operationNames,
+  pimBaseUrl,
   upstream,
   responseCache,
 }: ObservabilityOptions): Observability {
@@ -107,6 +110,7 @@ export function createObservability({
       calls: metrics.upstreamCalls,
       duration: metrics.upstreamDuration,
       tracer,
+      upstream: pimBaseUrl,
     }),
     refused: (request, status) => (metrics.refusals.inc({ status: String(status) }), refusalLine(request, status)),
     served: (handle) => (req, res) => {

@@ -8,13 +8,16 @@ export interface TelemetryOptions {
   duration?: Histogram<'operation' | 'status'>;
   /** Absent: no spans. */
   tracer?: Tracer;
+  /** The PIM's base URL: its host and port are the spans' `server.address` and `server.port`. */
+  upstream?: string | undefined;
 }
 
 /**
  * Measures every attempt that reaches the wire: a count and latency by REST operation and
  * status, and a client span named after the path template, never the path with its ids.
  */
-export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): Layer {
+export function createTelemetry({ calls, duration, tracer, upstream }: TelemetryOptions): Layer {
+  const server = upstream === undefined ? {} : serverOf(new URL(upstream));
   return (next) => async (request, call) => {
     const started = performance.now();
     const span = tracer?.startSpan(`GET ${request.template}`, {
@@ -23,6 +26,7 @@ export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): 
         'pim.operation': request.operation,
         'http.request.method': 'GET',
         'url.template': request.template,
+        ...server,
       },
     });
     let status = '2xx';
@@ -39,6 +43,7 @@ export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): 
       unsent = error instanceof PimError && error.cached === true && error.status === undefined;
       if (error instanceof PimError && error.status !== undefined)
         span?.setAttribute('http.response.status_code', error.status);
+      span?.setAttribute('error.type', status);
       span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof PimError ? error.code : 'aborted' });
       throw error;
     } finally {
@@ -57,4 +62,10 @@ export function createTelemetry({ calls, duration, tracer }: TelemetryOptions): 
 function statusOf(error: unknown): string {
   if (!(error instanceof PimError)) return 'ABORTED';
   return error.status === undefined ? error.code : String(error.status);
+}
+
+// OpenTelemetry's HTTP client attributes for the PIM: its host (no brackets around an IPv6 one) and port.
+function serverOf(url: URL) {
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { 'server.address': url.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': port };
 }
