@@ -11,6 +11,7 @@ import { createReadiness } from './pim/readiness.ts';
 import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
 import { createResponseCache } from './plugins/response-cache.ts';
+import { corsHeadersOf } from './plugins/security.ts';
 import { createYogaServer } from './yoga.ts';
 
 /** What tests inject in place of the configured infrastructure: spans go to `spanExporter`, not OTLP. */
@@ -76,6 +77,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     },
     /** The share the server counts a request in: its credential's once the PIM accepted it (credential.ts). */
     credentialOf: (headers: Pick<Headers, 'get'>) => credentials.doorShare(headers),
+    /** The CORS headers of a refusal the server sends before Yoga (whose own CORS never sees it). */
+    corsHeaders: corsHeadersOf(config.corsOrigins),
     /** Logs and counts a request the server refused before Yoga; returns the id its answer echoes. */
     refused: observability.refused,
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */

@@ -36,6 +36,8 @@ export interface ServedApp {
   credentialOf?(headers: Pick<Headers, 'get'>): string;
   /** Told of each request the server refuses itself (logged and counted there): returns the id to echo. */
   refused?(request: { method: string; path: string; id: string | null }, status: number): string;
+  /** The CORS headers (CORS_ORIGINS) of a refusal the server sends itself to a request from `origin`. */
+  corsHeaders?(origin: string | undefined): Record<string, string>;
   /** True when the app can serve: answers `/readiness`. */
   ready(): Promise<boolean>;
   /** Releases what the app holds; called once the server has closed. */
@@ -95,6 +97,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     const path = (req.url ?? '/').split('?')[0]!;
     const id = app.refused?.({ method: req.method ?? 'GET', path, id: headersOf(req).get('x-request-id') }, status);
     if (id !== undefined) res.setHeader('x-request-id', id);
+    // A browser on a listed origin reads the refusal (its code, Retry-After) instead of a network error.
+    for (const [name, value] of Object.entries(app.corsHeaders?.(req.headers.origin) ?? {})) res.setHeader(name, value);
     send(res, status, refusalBody(status, message), close);
   };
 

@@ -54,8 +54,8 @@ export function useSecurity({ introspection, csrfPrevention, serviceSdl }: Secur
   };
 }
 
-// A browser app reads only exposed headers: the request id to quote, and how old an answer is.
-const EXPOSED_HEADERS = ['x-request-id', 'etag', 'age'];
+// A browser app reads only exposed headers: the request id to quote, how old an answer is, and when to retry a 503.
+const EXPOSED_HEADERS = ['x-request-id', 'etag', 'age', 'retry-after'];
 
 /**
  * Yoga's `cors` option for an allow-list: listed origins get CORS headers naming exactly them,
@@ -63,10 +63,10 @@ const EXPOSED_HEADERS = ['x-request-id', 'etag', 'age'];
  */
 export function corsFor(origins: readonly string[]): YogaServerOptions<object, object>['cors'] {
   if (origins.length === 0) return false;
-  const allowed = new Set(origins.map((o) => o.toLowerCase()));
+  const listedOrigin = listed(origins);
   return (request: Request) => {
-    const origin = request.headers.get('origin');
-    if (!origin || !allowed.has(origin.toLowerCase())) return false;
+    const origin = listedOrigin(request.headers.get('origin'));
+    if (!origin) return false;
     return {
       origin: [origin],
       methods: ['GET', 'POST'],
@@ -75,6 +75,27 @@ export function corsFor(origins: readonly string[]): YogaServerOptions<object, o
       exposedHeaders: EXPOSED_HEADERS,
     };
   };
+}
+
+/**
+ * The CORS headers of an answer the node:http server sends itself (413, 503, ...), which Yoga's CORS never sees:
+ * without them a browser on a listed origin gets a network error in place of the refusal and its code.
+ */
+export function corsHeadersOf(origins: readonly string[]): (origin: string | undefined) => Record<string, string> {
+  if (origins.length === 0) return () => ({});
+  const listedOrigin = listed(origins);
+  return (caller): Record<string, string> => {
+    const origin = listedOrigin(caller);
+    if (!origin) return { vary: 'Origin' };
+    const exposed = EXPOSED_HEADERS.join(', ');
+    return { 'access-control-allow-origin': origin, 'access-control-expose-headers': exposed, vary: 'Origin' };
+  };
+}
+
+/** The caller's Origin when the allow-list names it (in any case), else undefined. */
+function listed(origins: readonly string[]) {
+  const allowed = new Set(origins.map((o) => o.toLowerCase()));
+  return (origin: string | null | undefined) => (origin && allowed.has(origin.toLowerCase()) ? origin : undefined);
 }
 
 /**
