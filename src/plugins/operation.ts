@@ -14,7 +14,9 @@ export function errorsOf(part: ResultPart): readonly GraphQLFormattedError[] {
 
 export interface OperationLabel {
   type: string;
+  /** `anonymous` for an operation without a name, which is then not `named`. */
   name: string;
+  named: boolean;
 }
 
 // Yoga's parser cache hands out one document per query text, so repeated operations hit here.
@@ -27,7 +29,8 @@ export function describeOperation(document: DocumentNode, operationName?: string
   let label = byName.get(operationName);
   if (!label) {
     const operation = getOperationAST(document, operationName);
-    label = { type: operation?.operation ?? 'unknown', name: operation?.name?.value ?? 'anonymous' };
+    const name = operation?.name?.value;
+    label = { type: operation?.operation ?? 'unknown', name: name ?? 'anonymous', named: name !== undefined };
     // Only names the document defines are kept, so a client's invented names cannot grow the map.
     if (operation) byName.set(operationName, label);
   }

@@ -131,6 +131,15 @@ describe('tracing', () => {
     expect(String(operation.attributes['graphql.operation.name'])).toHaveLength(257);
   });
 
+  // OpenTelemetry's GraphQL conventions: an operation without a name is a span named by its type alone, with no
+  // graphql.operation.name (it said `anonymous`, a name no client gave, which a backend groups as one).
+  it('names an anonymous operation by its type and gives it no operation name', async () => {
+    await post('{ catalogProducts(catalogId: "MACHINERY", pageSize: 1) }');
+    const operation = spans.getFinishedSpans().find((s) => s.kind === 1)!;
+    expect(operation.name).toBe('query');
+    expect(operation.attributes).toEqual({ 'graphql.operation.type': 'query' });
+  });
+
   it('continues the caller trace and passes it on to the PIM as traceparent', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     await post('query Joined { catalogProducts(catalogId: "MACHINERY") }', {

@@ -19,7 +19,7 @@ import {
 } from '../../plugins/operation.ts';
 
 /**
- * One server span per executed operation, named `query OperationName`, continuing the caller's
+ * One server span per executed operation, named `query OperationName` (`query` without a name), continuing the caller's
  * trace if it sent one. Execution runs inside the span's context, so the upstream calls it
  * causes become its children.
  */
@@ -35,13 +35,15 @@ export function useTracing({
   const label = createOperationLabel(operationNames);
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const { type, name } = describeOperation(args.document, args.operationName);
+      const { type, name, named } = describeOperation(args.document, args.operationName);
       // A caller's `traceparent` (a gateway, a traced client) makes this span part of its trace.
       const { request } = args.contextValue as { request: Request };
       const parent = propagation.extract(context.active(), request.headers, headerGetter);
+      // OpenTelemetry's GraphQL conventions: an operation without a name is named by its type alone.
+      const attributes = { 'graphql.operation.type': type, ...(named && { 'graphql.operation.name': clip(name) }) };
       const span = tracer.startSpan(
-        `${type} ${label(name)}`,
-        { kind: SpanKind.SERVER, attributes: { 'graphql.operation.type': type, 'graphql.operation.name': clip(name) } },
+        named ? `${type} ${label(name)}` : type,
+        { kind: SpanKind.SERVER, attributes },
         parent,
       );
       const active = trace.setSpan(parent, span);
