@@ -24,6 +24,9 @@ const metrics =
   config.observability.metricsPort !== undefined && config.observability.metricsPath
     ? createMetricsServer(app.metrics, config.observability.metricsPath, app.invalidation?.handle)
     : undefined;
+// Declared before the handlers that read them: a signal (or a crash) may come while the listeners below are awaited.
+let shuttingDown = false;
+let crashed = false;
 // Every signal after the first joins the shutdown under way (the same one again too: Node's default action would
 // end the process at once, cutting the requests in flight).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(signal));
@@ -39,7 +42,6 @@ if (metricsPort !== undefined) {
   logger.info(`Metrics served at http://localhost:${metricsPort}${config.observability.metricsPath}`);
 }
 
-let shuttingDown = false;
 /** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0; once. */
 async function shutdown(signal: string): Promise<void> {
   if (shuttingDown) return;
@@ -61,7 +63,6 @@ async function shutdown(signal: string): Promise<void> {
  * for ever if stdout takes nothing; `logger.fatal` flushes the same way, hence `error`. Whatever is thrown
  * while exiting is not news.
  */
-let crashed = false;
 function crash(error: Error): void {
   if (crashed) return;
   crashed = true;
