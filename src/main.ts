@@ -50,9 +50,8 @@ async function shutdown(signal: string): Promise<void> {
   // A pool or cache that will not close must not keep the process from exiting: 5 s past the grace at most,
   // the last lines' time included (deploy/kubernetes/deployment.yaml counts on it).
   setTimeout(() => void exit(1), config.http.shutdownGraceMs + 5_000 - LAST_LINES_MS).unref();
-  // Idle scrape connections close now; a purge or scrape under way is answered (the exit above bounds it).
-  metrics?.close();
-  await server.shutdown();
+  // A purge or scrape under way on the metrics port is answered too, before the app (its Redis) closes.
+  await server.shutdown(metrics?.drain(config.http.shutdownGraceMs));
   await demo?.close();
   await exit(0);
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { answerClientError, answerConnect } from './client-errors.ts';
+import { createDrain } from './drain.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
 import { refusalBody } from '../errors.ts';
 
@@ -7,6 +8,15 @@ import { refusalBody } from '../errors.ts';
 export interface MetricsText {
   contentType: string;
   body: string;
+}
+
+/** The metrics listener, with the shutdown of its requests under way. */
+export interface MetricsServer extends Server {
+  /**
+   * Stops accepting and closes idle connections; a scrape or purge under way is answered within `graceMs`,
+   * then whatever is left is cut.
+   */
+  drain(graceMs: number): Promise<void>;
 }
 
 /**
@@ -18,7 +28,7 @@ export function createMetricsServer(
   metrics: () => Promise<MetricsText>,
   path: string,
   invalidate?: (req: IncomingMessage, res: ServerResponse) => void,
-): Server {
+): MetricsServer {
   // A scraper sends small requests: short limits keep a slow or idle client from holding a socket.
   const options = {
     headersTimeout: 5_000,
@@ -27,6 +37,7 @@ export function createMetricsServer(
     maxHeaderSize: 8_192,
   };
   const server = createServer(options, (req, res) => {
+    requests.track(req, res, undefined);
     if (invalidate && (req.url ?? '/').split('?')[0] === INVALIDATION_PATH) return invalidate(req, res);
     const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
     if (!found) return refuse(res, 404, `Nothing is served here; metrics are at ${path}`);
@@ -43,7 +54,8 @@ export function createMetricsServer(
     refuse(res, 417, 'Only `Expect: 100-continue` is understood: send the request without Expect'),
   );
   server.on('connect', answerConnect);
-  return server;
+  const requests = createDrain<undefined>(server);
+  return Object.assign(server, { drain: requests.drain });
 }
 
 function refuse(res: ServerResponse, status: number, message: string): void {

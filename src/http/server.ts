@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { createDrain } from './drain.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
 import { refusalBody } from '../errors.ts';
@@ -47,8 +48,11 @@ export interface ServedApp {
 }
 
 export interface FacadeServer extends Server {
-  /** Stops accepting, lets requests in flight finish within the grace period, then closes the app; once. */
-  shutdown(): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight finish within the grace period, then closes the app once `alongside`
+   * (another listener's drain, whose requests use the app too) has settled as well; once.
+   */
+  shutdown(alongside?: Promise<void>): Promise<void>;
 }
 
 // A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2),
@@ -80,17 +84,12 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     metricsPath,
     shutdownGraceMs,
   } = options;
-  // Responses not yet finished, with their sending's progress; after shutdown starts, the last one to
-  // finish lets it go on.
-  const open = new Map<ServerResponse, Progress>();
   // Requests in flight per credential, while it has any: never more entries than requests in flight.
   const held = new Map<string, number>();
-  // Requests let through to the app and not yet closed: what HTTP_MAX_IN_FLIGHT bounds. Not `open`, which also holds
+  // Requests let through to the app and not yet closed: what HTTP_MAX_IN_FLIGHT bounds. Not all responses open, which also hold
   // the server's own answers (refusals, probes): a 503 queued behind a slow answer on a pipelined connection waits
   // there, and would take a slot of the very bound that refused it.
   let serving = 0;
-  let closing = false;
-  let drained: (() => void) | undefined;
 
   // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, close = false) => {
@@ -111,17 +110,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
     },
     (req, res) => {
-      open.set(res, { waiting: 0, since: Date.now() });
-      res.once('close', () => {
-        open.delete(res);
-        // A response whose headers went out before shutdown left its own connection kept alive: end
-        // that one once it is idle. Not every idle connection: one just accepted may carry a request
-        // not yet parsed, which a client has already sent and would see reset.
-        if (closing) setImmediate(() => endIfIdle(req.socket));
-        if (open.size === 0) drained?.();
-      });
-      // A client told to close opens no further request here, so none is cut at the end of the grace.
-      if (closing) res.setHeader('connection', 'close');
+      // Each response with its sending's progress, until it closes; a shutdown lets it finish.
+      responses.track(req, res, { waiting: 0, since: Date.now() });
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
       if (!isHost(req.headers.host ?? 'localhost')) {
         return void refuse(req, res, 400, messages[400]!, true);
@@ -172,7 +162,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   server.keepAliveTimeout = keepAliveTimeoutMs;
   // An answer its client does not read waits in this process's memory (the upstream bytes behind it
   // count toward PIM_MAX_INFLIGHT_BYTES until it is out): a send that stalls for sendTimeoutMs is cut.
-  const stalls = setInterval(() => cutStalled(open, sendTimeoutMs), Math.min(1_000, sendTimeoutMs / 2)).unref();
+  const responses = createDrain<Progress>(server);
+  const stalls = setInterval(
+    () => cutStalled(responses.open, sendTimeoutMs),
+    Math.min(1_000, sendTimeoutMs / 2),
+  ).unref();
   server.once('close', () => clearInterval(stalls));
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
@@ -181,24 +175,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     refuse(req, res, 417, messages[417]!, true),
   );
 
-  // A second signal (SIGINT after SIGTERM) joins the shutdown under way: the app closes once.
+  // A second signal (SIGINT after SIGTERM) joins the shutdown under way: the app closes once, after both drains.
   let shutdown: Promise<void> | undefined;
-  server.shutdown = () => (shutdown ??= drainAndClose());
-  const drainAndClose = async () => {
-    closing = true;
-    for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
-    // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    if (open.size > 0) {
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, shutdownGraceMs).unref());
-      await Promise.race([new Promise<void>((resolve) => (drained = resolve)), grace]);
-    }
-    // Whatever is still open after the grace period (or idle after its answer) is cut.
-    server.closeAllConnections();
-    await closed;
-    await app.close();
-  };
+  server.shutdown = (alongside) =>
+    (shutdown ??= Promise.all([responses.drain(shutdownGraceMs), alongside]).then(() => app.close()));
   return server;
 }
 
@@ -221,11 +201,6 @@ function cutStalled(open: Map<ServerResponse, Progress>, sendTimeoutMs: number):
     else if (now - progress.since >= sendTimeoutMs) socket!.destroy();
     progress.waiting = waiting;
   }
-}
-
-// Node keeps the response it is writing on `_httpMessage`; none means no request is in progress.
-function endIfIdle(socket: Socket): void {
-  if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage && !socket.destroyed) socket.end();
 }
 
 const messages: Record<number, string> = {

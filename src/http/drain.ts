@@ -1,0 +1,57 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** A listener's responses under way, and the shutdown that lets them finish. */
+export interface Drain<T> {
+  /** Responses not yet closed, with what the listener keeps for each. */
+  readonly open: Map<ServerResponse, T>;
+  /** Counts `res` until it closes; once draining, its connection closes after it. */
+  track(req: IncomingMessage, res: ServerResponse, value: T): void;
+  /**
+   * Stops accepting and closes idle connections; responses under way are answered (their connections closed
+   * after them) within `graceMs`, then whatever is left is cut. Resolves once the listener has closed.
+   */
+  drain(graceMs: number): Promise<void>;
+}
+
+/** The drain of `server`: each of its requests goes through `track`. */
+export function createDrain<T>(server: Server): Drain<T> {
+  const open = new Map<ServerResponse, T>();
+  let closing = false;
+  let drained: (() => void) | undefined;
+  return {
+    open,
+    track(req, res, value) {
+      open.set(res, value);
+      res.once('close', () => {
+        open.delete(res);
+        // A response whose headers went out before shutdown left its own connection kept alive: end
+        // that one once it is idle. Not every idle connection: one just accepted may carry a request
+        // not yet parsed, which a client has already sent and would see reset.
+        if (closing) setImmediate(() => endIfIdle(req.socket));
+        if (open.size === 0) drained?.();
+      });
+      // A client told to close opens no further request here, so none is cut at the end of the grace.
+      if (closing) res.setHeader('connection', 'close');
+    },
+    async drain(graceMs) {
+      closing = true;
+      for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
+      // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (open.size > 0) {
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+        await Promise.race([new Promise<void>((resolve) => (drained = resolve)), grace]);
+      }
+      // Whatever is still open after the grace period (or idle after its answer) is cut.
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+// Node keeps the response it is writing on `_httpMessage`; none means no request is in progress.
+function endIfIdle(socket: Socket): void {
+  if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage && !socket.destroyed) socket.end();
+}
