@@ -7,7 +7,8 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
 } from 'graphql';
-// The executor's own collection of an operation's root fields (Yoga's, @graphql-tools/executor): graphql-js's
+// The executor's own collection of an operation's root fields (Yoga's, @graphql-tools/executor, the same version
+// of @graphql-tools/utils as its own: package.json keeps them together): graphql-js's
 // merges every copy of a response key, where this one runs each `@defer`red fragment again as a patch of its own.
 import { collectFields } from '@graphql-tools/utils';
 import type { ObjectRef } from '@pothos/core';
@@ -124,7 +125,9 @@ type Admitted = { [ADMITTED]?: GraphQLError | undefined };
  */
 function takeAllowance(context: Context, info: GraphQLResolveInfo, field: GraphQLField<unknown, unknown>) {
   const { schema, fragments, variableValues, parentType, operation } = info;
-  const { fields, patches } = collectFields(schema, fragments, variableValues, parentType, operation.selectionSet);
+  // Variables as the executor keeps them (graphql 16 reads only the coerced values; the sources are graphql 17's).
+  const variables = { coerced: variableValues, sources: {} };
+  const { fields, patches } = collectFields(schema, fragments, variables, parentType, operation.selectionSet);
   let count = 0;
   for (const group of [fields, ...patches.map((patch) => patch.fields)]) {
     for (const [node] of group.values()) {

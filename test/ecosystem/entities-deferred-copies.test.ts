@@ -74,3 +74,19 @@ it('still counts a field once when the document names it again without @defer, o
   expect(errorsOf(text)).toEqual([]);
   expect(upstream.requests).toHaveLength(2);
 });
+
+// The directives' conditions come from variables too: the collection must see them as the executor does.
+it('reads @defer(if:) and @skip(if:) from the variables', async () => {
+  const { upstream, facade } = await servers.start(echo, { PIM_CACHE: 'false', FEDERATION_MAX_REPRESENTATIONS: '2' });
+  const text = await send(
+    facade.url,
+    `query($r: [_Any!]!, $later: Boolean!, $skip: Boolean!) {
+      x: _entities(representations: $r) { ... on Catalog { products } }
+      ... @defer(if: $later) { x: _entities(representations: $r) { ... on Catalog { products } } }
+      y: _entities(representations: $r) @skip(if: $skip) { ... on Catalog { products } }
+    }`,
+    { r, later: false, skip: true },
+  );
+  expect(errorsOf(text)).toEqual([]);
+  expect(upstream.requests).toHaveLength(2);
+});
