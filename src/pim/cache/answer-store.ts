@@ -50,11 +50,11 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
     fresh(key, { staleAt, cachedAt, vary, cacheControlDirectives, headers }, bytes) {
       // `no-cache` entries are revalidated on every use; a zero lifetime is never fresh.
       if (cacheControlDirectives?.['no-cache'] || staleAt <= cachedAt || staleAt < Date.now()) return;
-      if (bytes <= 0 || bytes > maxBytes) return;
+      if (bytes <= 0 || held(key, bytes) > maxBytes) return;
       const at = Date.now();
       // The Age undici's cache puts on the response it serves from this entry.
       const freshness = freshnessOf(headers, String(Math.round((at - cachedAt) / 1000)));
-      answers.set(key, { staleAt, vary, freshness, at }, { size: bytes, ttl: ttlUntil(staleAt) });
+      answers.set(key, { staleAt, vary, freshness, at }, { size: held(key, bytes), ttl: ttlUntil(staleAt) });
     },
     lookup(key, headers) {
       const entry = answers.get(key);
@@ -66,15 +66,21 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       const entry = answers.peek(key);
       if (!usable(entry, headers) || entry.body !== undefined) return;
       // Weighed again by what the parsed body takes, which can be many times its bytes.
-      if (weight > maxBytes) return void answers.delete(key);
+      if (held(key, weight) > maxBytes) return void answers.delete(key);
       // A new object: LRUCache keeps the old size when the same value is set again.
       const filled = { ...entry, body: deepFreeze(body), size, weight };
-      answers.set(key, filled, { size: weight, ttl: ttlUntil(entry.staleAt) });
+      answers.set(key, filled, { size: held(key, weight), ttl: ttlUntil(entry.staleAt) });
     },
     forget: (key) => void answers.delete(key),
     clear: () => answers.clear(),
   };
 }
+
+// What an entry holds besides its body: its key (the URL and credential partition, up to two bytes a character), the
+// entry's objects (times, Vary values, freshness) and the LRU's bookkeeping. Counted, or a PIM answering small bodies
+// for URLs a caller makes up (an empty page per made-up sorting) held many times the bound in keys alone.
+const ENTRY_OVERHEAD = 384;
+const held = (key: string, bytes: number) => bytes + 2 * key.length + ENTRY_OVERHEAD;
 
 // At least 1 ms: LRUCache reads a TTL of 0 as "never expires".
 const ttlUntil = (staleAt: number) => Math.max(1, staleAt - Date.now() + 1);
