@@ -11,7 +11,7 @@ import { cacheControlFor, cacheHeaders, sendsCredential } from './http-caching.t
 import { batchMarks } from './request-slot.ts';
 
 export interface ResponseCacheOptions {
-  /** Bound on the entries: keys and serialized results, counted as two bytes a character. */
+  /** Bound on the entries: keys, serialized results, tags and headers, counted as two bytes a character. */
   maxBytes: number;
   /** Lower-case incoming headers passed on to the PIM (a request with one gets a private Cache-Control). */
   forwardHeaders: readonly string[];
@@ -63,6 +63,15 @@ const asksPastCache = (headers: Headers) =>
 // Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
 // are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
 const marginS = 2;
+
+// What an entry holds, two bytes a character: its key and text, and beside them the tags it read (percent-encoded ids,
+// up to nine characters each of an id's) and its response headers, which name them again (Surrogate-Key).
+const weight = (key: string, { text, tags, headers }: Entry) => {
+  let chars = key.length + text.length;
+  for (const tag of tags) chars += tag.length;
+  for (const name in headers) chars += name.length + headers[name]!.length;
+  return 2 * chars + 256;
+};
 
 // JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null: variables holding one get no key.
 const finiteOnly = (_key: string, value: unknown) => {
@@ -166,7 +175,7 @@ export function createResponseCache({
                 expiry,
                 tags,
               };
-              entries.set(key, entry, { ttl, size: 2 * (key.length + text.length) });
+              entries.set(key, entry, { ttl, size: weight(key, entry) });
             }
             return text;
           };
