@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
 import { PimError } from '../rest/errors.ts';
@@ -61,7 +62,11 @@ export function createTelemetry({ calls, duration, tracer, upstream }: Telemetry
 
 function statusOf(error: unknown): string {
   if (!(error instanceof PimError)) return 'ABORTED';
-  return error.status === undefined ? error.code : String(error.status);
+  const { status } = error;
+  if (status === undefined) return error.code;
+  // A label value the PIM (or a proxy before it) chooses: one HTTP does not register counts by its class, so the
+  // series stay bounded by the registry's, not the 900 three-digit numbers.
+  return STATUS_CODES[status] === undefined ? `${Math.floor(status / 100)}xx` : String(status);
 }
 
 // OpenTelemetry's HTTP client attributes for the PIM: its host (no brackets around an IPv6 one) and port.
