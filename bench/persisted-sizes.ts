@@ -23,6 +23,14 @@ const variables: Record<string, object> = {
   ClassificationGroups: { classificationId: ids.classificationId, pageSize: 5 },
   DeferredProducts: ids,
   CatalogProducts: { catalogId: ids.catalogId, groupId: ids.groupId, pageSize: 5 },
+  Entities: {
+    representations: [
+      { __typename: 'ClassificationGroup', classificationId: ids.classificationId, classificationGroupId: ids.groupId },
+    ],
+    catalogId: ids.catalogId,
+    groupId: ids.groupId,
+    languageId: 'en',
+  },
 };
 
 const listen = async (server: ReturnType<typeof createServer>) => {
