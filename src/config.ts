@@ -16,6 +16,9 @@ const list = z.string().transform((v) =>
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
+const urlOf = (value: string) => (URL.canParse(value) ? new URL(value) : new URL('http://x'));
+// A base URL that paths are added to: a query or fragment in it would come before them, or be dropped.
+const noQuery = (value: string) => !urlOf(value).search && !value.includes('#');
 // An origin as a browser's Origin header spells it: an http(s) URL's own origin; an app's or extension's scheme
 // (capacitor://localhost, chrome-extension://<id>) has none in URL terms, but is sent as scheme://host. The web's other
 // schemes send `null` (a file) or no Origin a page could have (ws:, blob:, …).
@@ -78,16 +81,10 @@ const layout = {
     'PIM_BASE_URL',
     url(/^https?$/, 'an absolute http(s) URL such as https://tenant.example.com')
       // Calls are built from its origin and path: anything else in it would be dropped without a word.
-      .refine(
-        (value) => {
-          const { username, password, search, hash } = URL.canParse(value) ? new URL(value) : new URL('http://x');
-          return !username && !password && !search && !hash && !value.includes('#');
-        },
-        {
-          error:
-            'an absolute http(s) URL such as https://tenant.example.com, without user, password, query or fragment (the key goes in PIM_API_KEY)',
-        },
-      )
+      .refine((value) => !urlOf(value).username && !urlOf(value).password && noQuery(value), {
+        error:
+          'an absolute http(s) URL such as https://tenant.example.com, without user, password, query or fragment (the key goes in PIM_API_KEY)',
+      })
       // The API root pasted whole would be called as /pxm/pimapi/v1/pxm/pimapi/v1/…: every field NOT_FOUND, and
       // readiness content with the 404 its probe expects.
       .refine((value) => !URL.canParse(value) || !/\/pxm(\/pimapi(\/v1)?)?\/*$/.test(new URL(value).pathname), {
@@ -247,7 +244,9 @@ const layout = {
     /** OTLP/HTTP collector base URL; undefined turns tracing off. */
     otlpEndpoint: env(
       'OTEL_EXPORTER_OTLP_ENDPOINT',
-      url(/^https?$/, 'an http(s) URL such as http://collector:4318').optional(),
+      url(/^https?$/, 'an http(s) URL such as http://collector:4318')
+        .refine(noQuery, { error: 'an http(s) URL such as http://collector:4318, without query or fragment' })
+        .optional(),
     ),
     serviceName: env('OTEL_SERVICE_NAME', z.string().min(1).default('pim-graphql-facade')),
     /** Where Prometheus scrapes; false (`off`) serves no metrics endpoint. */

@@ -68,3 +68,22 @@ describe('METRICS_PATH', () => {
     expect(loadConfig({ METRICS_PATH: '/internal/metrics' }).observability.metricsPath).toBe('/internal/metrics');
   });
 });
+
+// Spans go to the endpoint's path plus /v1/traces: a query or fragment in it put that path after them, so spans went
+// to a URL no collector serves, which only a warning at shutdown told.
+describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  it.each(['http://collector:4318/?tenant=a', 'http://collector:4318#x', 'http://collector:4318/#'])(
+    'refuses %s, whose /v1/traces would land in its query or fragment',
+    (endpoint) => {
+      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(ConfigError);
+      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(
+        /^Invalid OTEL_EXPORTER_OTLP_ENDPOINT=/,
+      );
+    },
+  );
+
+  it('takes a base URL, with a path of its own', () => {
+    const endpoint = 'http://collector:4318/otlp';
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }).observability.otlpEndpoint).toBe(endpoint);
+  });
+});
