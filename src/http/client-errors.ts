@@ -26,13 +26,19 @@ export const refusedByServer = (serverContext: unknown): number | undefined =>
  * node:http's `clientError` listener: the refusal Node itself would send (400, 408, 413, 431),
  * with a one-line JSON message like every other refusal, then the connection closed.
  */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+export function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  headersOf?: (req: IncomingMessage) => Record<string, string>,
+): void {
   // As Node's own handler: nothing for a peer that is gone, nor into a response already under way.
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) return void socket.destroy();
   const [status, message] = refusals[error.code ?? ''] ?? malformed;
   if (current) answeredHere.set(current, status);
-  refuseOnSocket(socket, status, message);
+  // A request whose head was read (a body too slow: 408) gets the headers its head earns (CORS); a head not read, none.
+  const extra = current?.req && headersOf ? Object.entries(headersOf(current.req)).map(([n, v]) => `${n}: ${v}`) : [];
+  refuseOnSocket(socket, status, message, extra);
 }
 
 /** node:http's `connect` listener: without one, Node drops a CONNECT request without an answer. */

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createDrain } from './drain.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
@@ -168,7 +169,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     Math.min(1_000, sendTimeoutMs / 2),
   ).unref();
   server.once('close', () => clearInterval(stalls));
-  server.on('clientError', answerClientError);
+  // A refusal of node:http's own to a request whose head it read (408, a body too slow) names a listed origin too.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, (req) => app.corsHeaders?.(req.headers.origin) ?? {}),
+  );
   server.on('connect', answerConnect);
   // An Expect other than 100-continue (which Node answers itself): Node's own 417 would carry no JSON, code or id.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>

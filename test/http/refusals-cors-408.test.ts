@@ -1,0 +1,36 @@
+import { connect } from 'node:net';
+import { expect, it, onTestFinished } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { echo } from '../helpers/upstream.ts';
+
+// 38293b7: the refusals the server sends itself carry the CORS headers of a listed origin, so a browser app reads the
+// refusal and its code instead of "Failed to fetch". node:http's 408 for a body too slow (HTTP_REQUEST_TIMEOUT_MS: a
+// stalled upload on a poor mobile link) is one of them, sent once the head, Origin included, was read: it named no
+// origin, and the browser saw a network error.
+const servers = closedAfterEach();
+const origin = 'https://shop.example';
+
+it('the 408 for a body too slow names a listed origin', async () => {
+  const { facade } = await servers.start(echo, {
+    CORS_ORIGINS: origin,
+    HTTP_REQUEST_TIMEOUT_MS: '1000',
+    HTTP_HEADERS_TIMEOUT_MS: '500',
+  });
+  const answer = await new Promise<string>((resolve) => {
+    const socket = connect(facade.port, '127.0.0.1', () =>
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: a\r\nOrigin: ${origin}\r\nContent-Type: application/json\r\n` +
+          'Content-Length: 100\r\n\r\n{"query":',
+      ),
+    );
+    onTestFinished(() => void socket.destroy());
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk)).on('error', () => undefined);
+    // The client holds its end open: only the server can end this exchange.
+    socket.once('close', () => resolve(text));
+  });
+  expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  const head = answer.split('\r\n\r\n')[0]!.toLowerCase();
+  expect(head).toContain(`access-control-allow-origin: ${origin}`);
+  expect(head).toMatch(/^vary: .*\borigin\b/m);
+});
