@@ -138,6 +138,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }
       if (path === metricsPath) return void app.yoga(req, res);
+      // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
+      // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+        return void app.yoga(req, res);
+      }
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       // One credential may not take it all: its requests wait out their budget in its own queue share, and
       // other callers, who the fair queue would serve, must still get in.
