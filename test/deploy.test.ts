@@ -117,6 +117,11 @@ describe('Kubernetes manifests', () => {
     const routed = find('Service').spec.ports.map((p: { targetPort: unknown }) => p.targetPort);
     expect(routed).not.toContain('metrics');
     expect(routed).not.toContain(port.containerPort);
+    // In the cluster only (no Ingress names it): where Prometheus and the publish hook's purge reach every pod.
+    const internal = find('Service', 'pim-graphql-facade-internal');
+    expect(internal.spec.selector).toEqual(find('Service').spec.selector);
+    expect(internal.spec.type ?? 'ClusterIP').toBe('ClusterIP');
+    expect(internal.spec.ports.map((p: { targetPort: unknown }) => p.targetPort)).toEqual(['metrics']);
   });
 
   it('runs as non-root on a read-only root filesystem, with the heap flags the image sets', () => {
