@@ -246,6 +246,10 @@ export function createBreaker({
           // The probe is judged as readiness judges it: a refused server key or a page that is not JSON is no
           // answer. Such an answer is no fault cockatiel counts; the next fault of a real call opens the breaker.
           const probe = probing.has(call);
+          // A trial's fault may be about that call alone (a catalog the PIM is slow or broken on, one credential's
+          // own): closed, such faults are confirmed by the probe before they open the breaker; half-open, the probe
+          // stands trial in its place too, so one client asking its failing call first cannot keep it open for all.
+          if (trial && !probe && isFault(error) && handover) return provesNothing({ error });
           if (isFault(error) || (probe && isFaultyAnswer(error))) {
             if (probe) counter.down();
             throw error;
