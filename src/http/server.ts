@@ -91,6 +91,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   // the server's own answers (refusals, probes): a 503 queued behind a slow answer on a pipelined connection waits
   // there, and would take a slot of the very bound that refused it.
   let serving = 0;
+  // What one credential leaves free (the last quarter by default): a second credential beside one holding its whole
+  // share (the share of keys not yet seen accepted, which made-up keys fill, is one) may take only half of it there,
+  // so whoever holds nothing still gets in. Nothing to leave when one credential may hold it all.
+  const reserve = Math.max(0, maxInFlight - maxInFlightPerCredential);
+  const reserveShare = Math.max(1, Math.floor(reserve / 2));
 
   // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, close = false) => {
@@ -148,7 +153,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // other callers, who the fair queue would serve, must still get in.
       const credential = app.credentialOf?.(headersOf(req));
       const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
-      if (serving >= maxInFlight || holding >= maxInFlightPerCredential) {
+      const reserved = serving >= maxInFlight - reserve && holding >= reserveShare;
+      if (serving >= maxInFlight || holding >= maxInFlightPerCredential || reserved) {
         res.setHeader('retry-after', '1');
         return void refuse(req, res, 503, messages[503]!);
       }
