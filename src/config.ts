@@ -18,7 +18,8 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
 const url = (protocol: RegExp, error: string) => z.url({ protocol, error });
 const urlOf = (value: string) => (URL.canParse(value) ? new URL(value) : new URL('http://x'));
 // A base URL that paths are added to: a query or fragment in it would come before them, or be dropped.
-const noQuery = (value: string) => !urlOf(value).search && !value.includes('#');
+// A bare `?` is a query too (URL.search reads it as ''), after which `${base}/v1/traces` would be the query.
+const noQuery = (value: string) => !value.includes('?') && !value.includes('#');
 // An origin as a browser's Origin header spells it: an http(s) URL's own origin; an app's or extension's scheme
 // (capacitor://localhost, chrome-extension://<id>) has none in URL terms, but is sent as scheme://host. The web's other
 // schemes send `null` (a file) or no Origin a page could have (ws:, blob:, …).
