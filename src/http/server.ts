@@ -145,7 +145,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (path === metricsPath) return void app.yoga(req, res);
       // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
       // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
-      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+      // Only where CORS names its origin: without CORS_ORIGINS Yoga has no CORS step, and an OPTIONS goes through
+      // every plugin (the GraphiQL assets' sends its file whatever the method); an unlisted origin's is of no use.
+      const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+      if (preflight && 'access-control-allow-origin' in (app.corsHeaders?.(req.headers.origin) ?? {})) {
         return void app.yoga(req, res);
       }
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
