@@ -32,7 +32,9 @@ describe('refusals of the node:http server, to a browser on a listed origin', ()
     expectReadableBy(big, origin);
   });
 
-  it('503 under load names the origin, and lets it read Retry-After', async () => {
+  // A browser sends a JSON POST only after a preflight (OPTIONS) whose 2xx names the origin: a preflight refused for load
+  // too left the page a network error, the readable 503 never asked for.
+  it('503 under load names the origin, and lets it read Retry-After, its preflight answered', async () => {
     const { upstream, facade } = await start(() => undefined, {
       CORS_ORIGINS: origin,
       HTTP_MAX_IN_FLIGHT: '1',
@@ -41,6 +43,14 @@ describe('refusals of the node:http server, to a browser on a listed origin', ()
     // Never answered upstream: it holds the one slot.
     void fetch(facade.url, { method: 'POST', headers: json, body: query, signal: leaving.signal }).catch(() => {});
     await expect.poll(() => upstream.requests.length).toBe(1);
+    const preflight = await facade.request('/graphql', {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(preflight.status).toBeGreaterThanOrEqual(200);
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(preflight.headers.get('access-control-allow-methods') ?? '').toMatch(/POST/);
     const busy = await facade.request('/graphql', { method: 'POST', headers: json, body: query });
     expect(busy.status).toBe(503);
     expect(busy.body.errors[0].extensions.code).toBe('OVERLOADED');
