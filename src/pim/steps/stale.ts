@@ -110,8 +110,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
       try {
         const sentAt = Date.now();
         const answer = await next(request, held && now < held.errorUntil ? { ...call, standIn: true } : call);
-        if (!own) keep(key, request.path, sentAt, answer);
-        onOutcome?.(answer.cached ? 'hit' : 'miss');
+        // The readiness probe's call is no caller's load: kept and counted only for the others.
+        if (!own) {
+          keep(key, request.path, sentAt, answer);
+          onOutcome?.(answer.cached ? 'hit' : 'miss');
+        }
         // Read before an invalidation of its path that came while it was out: what the purge ended, not fresh.
         const freshness = invalidatedSince(request.path) >= sentAt ? NOT_FRESH : answer.freshness;
         return { body: answer.body, size: answer.size, weight: answer.weight, freshness };
