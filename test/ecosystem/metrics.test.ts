@@ -100,6 +100,14 @@ describe('/metrics', () => {
     }
   });
 
+  // As on METRICS_PORT's listener (a monitor checking the endpoint with HEAD got 404 here, 200 there).
+  it('answers HEAD as GET, without the body', async () => {
+    const head = await fetch(`${fixture.facade.origin}/metrics`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await head.text()).toBe('');
+  });
+
   it('keeps a registry per app, so two apps in one process count apart', async () => {
     const other = await startFacade(fixture.upstream.url);
     try {

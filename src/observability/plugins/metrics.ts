@@ -52,7 +52,8 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
   return {
     // Synchronous for every other path: a GraphQL request goes on without a promise.
     onRequest({ url, request, endResponse, fetchAPI }) {
-      if (path === false || url.pathname !== path || request.method !== 'GET') return;
+      // HEAD as on METRICS_PORT's listener (node:http sends no body for it).
+      if (path === false || url.pathname !== path || (request.method !== 'GET' && request.method !== 'HEAD')) return;
       return metrics
         .scrape()
         .then(({ contentType, body }) =>
