@@ -88,8 +88,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   // Requests in flight per credential, while it has any: never more entries than requests in flight.
   const held = new Map<string, number>();
   // Requests let through to the app and not yet closed: what HTTP_MAX_IN_FLIGHT bounds. Not the drain's open
-  // responses, which also hold the server's own answers (refusals, probes): a 503 queued behind a slow answer on a pipelined connection waits
-  // there, and would take a slot of the very bound that refused it.
+  // responses, which also hold the server's own answers (refusals, probes): a 503 queued behind a slow answer on a
+  // pipelined connection waits there, and would take a slot of the very bound that refused it.
   let serving = 0;
   // What one credential leaves free (the last quarter by default): a second credential beside one holding its whole
   // share (the share of keys not yet seen accepted, which made-up keys fill, is one) may take only half of it there,
