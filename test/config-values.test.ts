@@ -70,17 +70,27 @@ describe('METRICS_PATH', () => {
 });
 
 // Spans go to the endpoint's path plus /v1/traces: a query or fragment in it put that path after them, so spans went
-// to a URL no collector serves, which only a warning at shutdown told.
+// to a URL no collector serves, which only a warning at shutdown told. A bare `?` is a query too (URL.search reads '').
 describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-  it.each(['http://collector:4318/?tenant=a', 'http://collector:4318#x', 'http://collector:4318/#'])(
-    'refuses %s, whose /v1/traces would land in its query or fragment',
-    (endpoint) => {
-      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(ConfigError);
-      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(
-        /^Invalid OTEL_EXPORTER_OTLP_ENDPOINT=/,
-      );
-    },
-  );
+  it.each([
+    'http://collector:4318/?tenant=a',
+    'http://collector:4318#x',
+    'http://collector:4318/#',
+    'http://collector:4318/?',
+    'http://collector:4318?',
+    'http://collector:4318/otlp?',
+  ])('refuses %s, whose /v1/traces would land in its query or fragment', (endpoint) => {
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(ConfigError);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(
+      /^Invalid OTEL_EXPORTER_OTLP_ENDPOINT=/,
+    );
+  });
+
+  it('where the spans would go after a bare ?: /v1/traces lands in the query', () => {
+    const endpoint = 'http://collector:4318/?';
+    const url = new URL(`${endpoint.replace(/\/+$/, '')}/v1/traces`); // as src/observability/tracing.ts builds it
+    expect(url.pathname).toBe('/');
+  });
 
   it('takes a base URL, with a path of its own', () => {
     const endpoint = 'http://collector:4318/otlp';
