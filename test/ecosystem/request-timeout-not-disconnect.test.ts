@@ -1,5 +1,5 @@
-import { connect } from 'node:net';
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
+import { untilServerCloses } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { echo } from '../helpers/upstream.ts';
@@ -21,19 +21,12 @@ it('logs and counts a request the server timed out (408) as refused, not as a cl
       logger,
     },
   );
-  const answer = await new Promise<string>((resolve) => {
-    const socket = connect(facade.port, '127.0.0.1', () =>
-      socket.write(
-        'POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nx-request-id: slow-body\r\n' +
-          'Content-Length: 100\r\n\r\n{"query":',
-      ),
-    );
-    onTestFinished(() => void socket.destroy());
-    let text = '';
-    socket.on('data', (chunk) => (text += chunk)).on('error', () => undefined);
-    // The client holds its end open: only the server can end this exchange.
-    socket.once('close', () => resolve(text));
-  });
+  // The client holds its end open: only the server can end this exchange.
+  const answer = await untilServerCloses(
+    facade.port,
+    'POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nx-request-id: slow-body\r\n' +
+      'Content-Length: 100\r\n\r\n{"query":',
+  );
   expect(answer).toMatch(/^HTTP\/1\.1 408 /);
   expect(answer).toContain('"code":"REQUEST_TIMEOUT"');
   await expect.poll(() => lines.filter((l) => l.reqId === 'slow-body').length).toBeGreaterThan(0);

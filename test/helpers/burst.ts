@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { onTestFinished } from 'vitest';
 import type { UpstreamHandler } from './upstream.ts';
 
 /** One operation of `count` aliased fields, each a distinct upstream call whose id starts with `prefix`. */
@@ -69,6 +70,17 @@ export function heldPost(port: number, key: string): Promise<Socket> {
       resolve(socket);
     });
     socket.on('error', () => undefined).once('error', reject);
+  });
+}
+
+/** Writes `head` (a request, its body cut short) and holds the connection open: what the server sent until it closed. */
+export function untilServerCloses(port: number, head: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
+    onTestFinished(() => void socket.destroy());
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk)).on('error', () => undefined);
+    socket.once('close', () => resolve(text));
   });
 }
 

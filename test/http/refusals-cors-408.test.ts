@@ -1,5 +1,5 @@
-import { connect } from 'node:net';
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
+import { untilServerCloses } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { echo } from '../helpers/upstream.ts';
 
@@ -16,19 +16,12 @@ it('the 408 for a body too slow names a listed origin', async () => {
     HTTP_REQUEST_TIMEOUT_MS: '1000',
     HTTP_HEADERS_TIMEOUT_MS: '500',
   });
-  const answer = await new Promise<string>((resolve) => {
-    const socket = connect(facade.port, '127.0.0.1', () =>
-      socket.write(
-        `POST /graphql HTTP/1.1\r\nHost: a\r\nOrigin: ${origin}\r\nContent-Type: application/json\r\n` +
-          'Content-Length: 100\r\n\r\n{"query":',
-      ),
-    );
-    onTestFinished(() => void socket.destroy());
-    let text = '';
-    socket.on('data', (chunk) => (text += chunk)).on('error', () => undefined);
-    // The client holds its end open: only the server can end this exchange.
-    socket.once('close', () => resolve(text));
-  });
+  // The client holds its end open: only the server can end this exchange.
+  const answer = await untilServerCloses(
+    facade.port,
+    `POST /graphql HTTP/1.1\r\nHost: a\r\nOrigin: ${origin}\r\nContent-Type: application/json\r\n` +
+      'Content-Length: 100\r\n\r\n{"query":',
+  );
   expect(answer).toMatch(/^HTTP\/1\.1 408 /);
   const head = answer.split('\r\n\r\n')[0]!.toLowerCase();
   expect(head).toContain(`access-control-allow-origin: ${origin}`);
