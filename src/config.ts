@@ -310,12 +310,9 @@ const layout = {
         })
         // The user and password are percent-decoded when the connection is made: a `%` that starts no escape
         // (a generated password) would throw there, past this one-line refusal.
-        .refine(
-          (value) => !URL.canParse(value) || (decodes(new URL(value).username) && decodes(new URL(value).password)),
-          {
-            error: 'a redis:// or rediss:// URL whose user and password are percent-encoded (a % as %25)',
-          },
-        )
+        .refine((value) => decodes(urlOf(value).username) && decodes(urlOf(value).password), {
+          error: 'a redis:// or rediss:// URL whose user and password are percent-encoded (a % as %25)',
+        })
         .optional(),
     ),
     // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.

@@ -7,9 +7,9 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
 } from 'graphql';
-// The executor's own collection of an operation's root fields (Yoga's, @graphql-tools/executor, the same version
-// of @graphql-tools/utils as its own: package.json keeps them together): graphql-js's
-// merges every copy of a response key, where this one runs each `@defer`red fragment again as a patch of its own.
+// The executor's own collection of an operation's root fields (Yoga's @graphql-tools/executor, whose version of
+// @graphql-tools/utils package.json keeps): graphql-js's merges every copy of a response key, where this one runs
+// each `@defer`red fragment again as a patch of its own.
 import { collectFields } from '@graphql-tools/utils';
 import type { ObjectRef } from '@pothos/core';
 import type { Context } from '../context.ts';
