@@ -48,6 +48,7 @@ export function useSecurity({ introspection, csrfPrevention, serviceSdl }: Secur
     },
     onValidate({ addValidationRule }) {
       addValidationRule(operationTypeExists);
+      addValidationRule(noProtoVariable);
       if (!introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       if (!serviceSdl) addValidationRule(noServiceSdl);
     },
@@ -135,6 +136,18 @@ const operationTypeExists: ValidationRule = (context) => ({
     if (root[node.operation]) return;
     context.reportError(
       new GraphQLError(`This schema has no ${node.operation} type: the catalog is read-only`, { nodes: node }),
+    );
+  },
+});
+
+// graphql-js coerces variables into a plain `{}`, where `__proto__` sets the prototype instead of a key: the value of a
+// `$__proto__` was dropped, a filter reached the PIM as absent, `@defer(if:)` took its default, a required use failed
+// without a code. Refused by name before anything runs.
+const noProtoVariable: ValidationRule = (context) => ({
+  VariableDefinition(node) {
+    if (node.variable.name.value !== '__proto__') return;
+    context.reportError(
+      new GraphQLError('Variable "$__proto__" cannot carry a value here; give it another name', { nodes: node }),
     );
   },
 });
