@@ -43,11 +43,22 @@ export function loadManifest(path: string): Manifest {
       throw new ConfigError(`PERSISTED_DOCUMENTS_PATH ${path}: entry ${id} is not a document whose SHA-256 is its id`);
     }
     documents.set(hash, document);
-    for (const definition of parse(document).definitions) {
+    for (const definition of parseEntry(path, id, document).definitions) {
       if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) operationNames.add(definition.name.value);
     }
   }
   return { documents, operationNames };
+}
+
+// A document that is not GraphQL stops the start with one line too, not graphql-js's error and its stack.
+function parseEntry(path: string, id: string, document: string) {
+  try {
+    return parse(document);
+  } catch (error) {
+    throw new ConfigError(
+      `PERSISTED_DOCUMENTS_PATH ${path}: entry ${id} is not a GraphQL document: ${(error as Error).message}`,
+    );
+  }
 }
 
 // A missing or broken file stops the start with one line, as a bad setting does.
