@@ -35,13 +35,17 @@ const bodySchema = z.union([
  * cached answers (they stay usable as last-known-good). 401 without the token, 400 for another body.
  */
 export function createInvalidationHandler({ token, invalidate }: InvalidationOptions) {
-  const expected = digest(`Bearer ${token}`);
+  const expected = digest(token);
   return (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return reply(res, 405, { error: 'Use POST' }, { allow: 'POST' });
+    // The scheme is case-insensitive, one or more spaces after it (RFC 9110 §11.1, §11.4); the token is exact.
+    const sent = bearer.exec(req.headers.authorization ?? '');
     // Hashing both sides first gives equal lengths, so the comparison time says nothing about the token.
-    if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+    if (!timingSafeEqual(digest(sent?.[1] ?? ''), expected) || !sent) {
       return reply(res, 401, { error: 'A valid bearer token is required' }, { 'www-authenticate': 'Bearer' });
     }
+    // Only a caller with the token is asked for its body.
+    continueIfExpected(req, res);
     void readBody(req)
       .then(
         async (text) => {
@@ -72,6 +76,22 @@ export function createInvalidationHandler({ token, invalidate }: InvalidationOpt
       .catch(() => res.headersSent || reply(res, 500, { error: 'The invalidation failed; retry' }));
   };
 }
+
+// Node's own reading of the header: `100-continue` among its values, in any case.
+const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/**
+ * Sends `100 Continue` to a client that waits for it before sending its body (`Expect: 100-continue`). The listeners
+ * handle `checkContinue` themselves, so Node sends none of its own: one that refuses first never asks for the body.
+ */
+export function continueIfExpected(req: IncomingMessage, res: ServerResponse): void {
+  const { expect } = req.headers;
+  if (expect !== undefined && req.httpVersion === '1.1' && continueExpression.test(expect) && !res.headersSent) {
+    res.writeContinue();
+  }
+}
+
+const bearer = /^bearer +(.+)$/i;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 

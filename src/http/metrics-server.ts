@@ -54,6 +54,8 @@ export function createMetricsServer(
     refuse(res, 417, 'Only `Expect: 100-continue` is understood: send the request without Expect'),
   );
   server.on('connect', answerConnect);
+  // `Expect: 100-continue`: only the purge, past its token check, asks for the body (invalidate.ts), not Node for all.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   const requests = createDrain<undefined>(server);
   return Object.assign(server, { drain: requests.drain });
 }

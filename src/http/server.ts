@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createDrain } from './drain.ts';
-import { INVALIDATION_PATH } from './invalidate.ts';
+import { continueIfExpected, INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
 import { refusalBody } from '../errors.ts';
 
@@ -142,14 +142,14 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (path === '/readiness') {
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }
-      if (path === metricsPath) return void app.yoga(req, res);
+      if (path === metricsPath) return void passOn(req, res);
       // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
       // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
       // Only where CORS names its origin: without CORS_ORIGINS Yoga has no CORS step, and an OPTIONS goes through
       // every plugin (the GraphiQL assets' sends its file whatever the method); an unlisted origin's is of no use.
       const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
       if (preflight && 'access-control-allow-origin' in (app.corsHeaders?.(req.headers.origin) ?? {})) {
-        return void app.yoga(req, res);
+        return void passOn(req, res);
       }
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       // One credential may not take it all: its requests wait out their budget in its own queue share, and
@@ -171,9 +171,14 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
           else held.delete(credential);
         });
       }
-      void app.yoga(req, res);
+      void passOn(req, res);
     },
   ) as FacadeServer;
+  // The app is given the request: a client waiting on `Expect: 100-continue` is asked for its body now, not before.
+  const passOn = (req: IncomingMessage, res: ServerResponse) => {
+    continueIfExpected(req, res);
+    return app.yoga(req, res);
+  };
   server.keepAliveTimeout = keepAliveTimeoutMs;
   // An answer its client does not read waits in this process's memory (the upstream bytes behind it
   // count toward PIM_MAX_INFLIGHT_BYTES until it is out): a send that stalls for sendTimeoutMs is cut.
@@ -188,6 +193,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     answerClientError(error, socket, (req) => app.corsHeaders?.(req.headers.origin) ?? {}),
   );
   server.on('connect', answerConnect);
+  // `Expect: 100-continue`: Node would send 100 Continue before any check here, asking for a body the server then
+  // refuses (413, 503, 401). The request goes the usual way and the 100 goes out only when it is passed on; a refusal
+  // comes in its place, and Node closes the connection after it (the client may or may not send its body).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   // An Expect other than 100-continue (which Node answers itself): Node's own 417 would carry no JSON, code or id.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
     refuse(req, res, 417, messages[417]!, true),
