@@ -141,24 +141,24 @@ export function createContextFactory({
       // A client that leaves midway stops its calls (with node:http; else the listener above does).
       else if (initial.res)
         request.signal.addEventListener('abort', () => calls.abort(goneReason(request.signal)), { once: true });
-      built.pim = withErrorContract(
-        createPimApi({
-          client,
-          limits,
-          headers,
-          signal: calls.signal,
-          // The budget is a deadline, not a timer: each call gets at most what is left of it.
-          deadline: Date.now() + budgetMs,
-          bytes: upstreamBytes,
-          maxCalls: maxUpstreamCalls,
-          onDedup,
-          queue,
-          // Hashed here once: every step of every call of the request reads it from the call.
-          partition: client.partition(headers),
-        }),
-      );
+      built.pim = createPimApi({
+        client,
+        limits,
+        headers,
+        signal: calls.signal,
+        // The budget is a deadline, not a timer: each call gets at most what is left of it.
+        deadline: Date.now() + budgetMs,
+        bytes: upstreamBytes,
+        maxCalls: maxUpstreamCalls,
+        onDedup,
+        queue,
+        // Hashed here once: every step of every call of the request reads it from the call.
+        partition: client.partition(headers),
+      });
     }
-    return { pim: built.pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
+    // Each operation (a batch has several) its own view of the request's loaders, which lists its own stale fields.
+    const pim = withErrorContract(built.pim.operation());
+    return { pim, upstreamBytes: built.upstreamBytes, representations: built.representations };
   };
   // Once the whole response is built, the parsed bodies behind it are garbage: their bytes stop counting.
   // Served by node:http, the response's own bytes still wait to be written: the account ends at `close`.

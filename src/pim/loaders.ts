@@ -52,6 +52,11 @@ export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldPath) => Pr
   stale(): readonly StaleField[];
   /** The catalogs and classifications read so far, as tags (see tags.ts). */
   tags(): ReadonlySet<string>;
+  /**
+   * The same loaders, limits and budget for one operation of the request (a batch has several): its `stale()` lists
+   * only the fields that operation read stale, at paths of its own result.
+   */
+  operation(): PimApi;
 };
 
 /**
@@ -108,22 +113,36 @@ export function createPimApi({
     } else onDedup?.(request);
     return loader.load(request);
   };
-  const call = (operation: OperationName) => async (args: PimArgs, at?: FieldPath) => {
+  const call = (operation: OperationName, own?: StaleField[]) => async (args: PimArgs, at?: FieldPath) => {
     try {
       const answer = await load(operation, args);
       bytes.send(answer.size);
       record(answer.freshness);
-      if (answer.stale) staleFields.push({ path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason });
+      if (answer.stale) {
+        const field = { path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason };
+        staleFields.push(field);
+        own?.push(field);
+      }
       return answer.body;
     } catch (error) {
       record(NOT_FRESH);
       throw error;
     }
   };
-  return {
+  const api: PimApi = {
     searchProducts: call('searchProducts'),
     getClassificationGroup: call('getClassificationGroup'),
     listClassificationGroups: call('listClassificationGroups'),
+    operation: () => {
+      const own: StaleField[] = [];
+      return {
+        ...api,
+        searchProducts: call('searchProducts', own),
+        getClassificationGroup: call('getClassificationGroup', own),
+        listClassificationGroups: call('listClassificationGroups', own),
+        stale: () => own,
+      };
+    },
     freshness: () => least && freshnessAt(least),
     expiry: () => least,
     stale: () => staleFields,
@@ -135,6 +154,7 @@ export function createPimApi({
       return tagged.tags;
     },
   };
+  return api;
 }
 
 function pathOf(at: FieldPath | undefined): Array<string | number> {
