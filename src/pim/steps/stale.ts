@@ -65,8 +65,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
       if (invalidatedSince(path) >= sentAt) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
       const held = store.peek(key);
-      // Served again from the HTTP cache (same production time): the kept copy is already this one.
-      if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000) return;
+      // Served again from the HTTP cache (same production time, same body): the kept copy is already this one. Another
+      // body produced within the second (a publish read right after the previous read) is newer, and kept.
+      if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000 && held.text === entry.text) return;
       // Kept while it may stand in for a failure, even when it stays fresh longer: a purge, an eviction or a lost
       // Redis may take the HTTP cache's copy first.
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
