@@ -16,7 +16,8 @@ export interface BoundedKeys {
   key(name: string): string;
   /**
    * Sets `family:name` to `value` for `ttlMs`; the others soonest to expire go until the bounds hold. An entry
-   * that alone passes `maxBytes` is not stored (it would push every other out, then itself).
+   * that alone passes `maxBytes` is not stored (it would push every other out, then itself), and the name's older
+   * value is deleted.
    */
   store(name: string, value: string, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
   /** Deletes `family:name` and its bytes from the count. */
@@ -47,7 +48,11 @@ end
 const storeScript = `${forgetFn}
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
-if size > tonumber(ARGV[5]) then return 0 end
+-- Too big to keep: the older value of the name goes all the same (it is not what was last stored).
+if size > tonumber(ARGV[5]) then
+  forget(ARGV[1])
+  return 0
+end
 -- Redis may evict any one of the three on its own (allkeys-lru): the rest then counts bytes nothing can take off
 -- again (the index alone finds them). Counted afresh: the copies left unindexed go by their own expiry.
 local indexed = redis.call('EXISTS', KEYS[2]) == 1

@@ -55,6 +55,20 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     sizeCalculation: weight,
   });
   const copies = shared && createBoundedKeys(shared.redis, 'lkg');
+  // Keys whose copy the PIM ended (401, 403, 404, 410) while Redis could not take the delete (demoted, away, silent):
+  // when it was ended. A copy in Redis produced no later is that ended copy, which must not come back at the next
+  // outage. Bounded like the copies (the key, two bytes a character, and its bookkeeping).
+  const ended = new LRUCache<string, number>({
+    maxSize: Math.max(65_536, Math.floor(maxBytes / 16)),
+    sizeCalculation: (_at, key) => 2 * key.length + 128,
+  });
+  const forgetShared = (key: string) =>
+    shared!
+      .within(() => copies!.forget(key))
+      .catch((error: unknown) => {
+        if (!ended.has(key)) ended.set(key, Date.now());
+        fail(error);
+      });
   // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
   // the bookkeeping of each (some 256 bytes, measured). A small answer (a page past the last) weighs mostly that.
   const redisBounds = {
@@ -65,8 +79,10 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   const lastUse = (entry: KeptAnswer) => Math.max(entry.errorUntil, entry.revalidateUntil);
   const remember = (key: string, entry: KeptAnswer) => {
     const ttl = lastUse(entry) - Date.now();
-    // Bigger than the whole bound: LRUCache would refuse it anyway, after evicting nothing.
+    // Bigger than the whole bound: LRUCache would refuse it anyway, after evicting nothing. The older copy it
+    // replaces goes all the same: it must not stand in for the newer answer.
     if (ttl > 0 && weight(entry, key) <= maxBytes) memory.set(key, entry, { ttl });
+    else memory.delete(key);
   };
   return {
     keep(key, entry) {
@@ -80,7 +96,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     peek: (key) => memory.get(key),
     forget(key) {
       memory.delete(key);
-      if (shared && copies) shared.within(() => copies.forget(key)).catch(fail);
+      if (shared && copies) void forgetShared(key);
     },
     bytes: () => memory.calculatedSize,
     async find(key) {
@@ -89,6 +105,9 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       const { redis, within } = shared;
       const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;
+      const endedAt = ended.get(key);
+      // The copy the PIM ended, still in Redis: none. Its delete is sent again.
+      if (entry && endedAt !== undefined && entry.storedAt <= endedAt) return void forgetShared(key);
       if (entry) remember(key, entry);
       return entry;
     },
