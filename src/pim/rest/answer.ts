@@ -50,6 +50,14 @@ function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string
   if (!isEnvelope(body)) {
     throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
   }
+  // The envelope's `status` is the PIM's own verdict (UPSTREAM.md: `{status: 404, meta, error}`): an error envelope
+  // sent under a 2xx is that error, not the field's data.
+  const declared = body['status'];
+  if (typeof declared === 'number' && Number.isInteger(declared) && declared >= 400 && declared <= 599) {
+    const error = pimErrorFromStatus(declared, body);
+    error.retryAfterMs = parseRetryAfter(headers['retry-after']);
+    throw error;
+  }
   const { 'cache-control': cacheControl, age, vary, expires } = headers;
   // An answer no later request matches (`Vary: *`, RFC 9111 §4.1) is never reused, nor kept to be served stale.
   const reusable = !varyAll(vary);
