@@ -1,6 +1,7 @@
 import type { HttpCache } from '../cache/cache.ts';
 import { asksPastCache } from '../rest/freshness.ts';
 import type { Layer } from '../rest/types.ts';
+import { sentHeaders } from './send.ts';
 
 export interface AnswerLookupOptions {
   cache: Pick<HttpCache, 'lookup' | 'remember'>;
@@ -14,11 +15,14 @@ export interface AnswerLookupOptions {
  */
 export function createAnswerLookup({ cache, onHit }: AnswerLookupOptions): Layer {
   return (next) => async (request, call) => {
-    const cached = asksPastCache(call.headers) ? undefined : cache.lookup(request.path, call.partition, call.headers);
+    // A stored response's Vary values are those of the headers the call goes out with (`accept-encoding`, which
+    // most servers vary on, included), not of the call's own.
+    const headers = sentHeaders(call.headers);
+    const cached = asksPastCache(call.headers) ? undefined : cache.lookup(request.path, call.partition, headers);
     if (cached !== undefined) return (onHit?.(), cached);
     const answer = await next(request, call);
     // A kept copy standing in for a failed call is not the body of the response the HTTP cache holds fresh.
-    if (!answer.stale) cache.remember(request.path, call.partition, call.headers, answer);
+    if (!answer.stale) cache.remember(request.path, call.partition, headers, answer);
     return answer;
   };
 }

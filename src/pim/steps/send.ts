@@ -20,6 +20,16 @@ export interface SendOptions {
 // Failures of a stored body's replay: by the HTTP cache alone, or confirmed by a 304 (its body the stored one's).
 const replayed = new WeakSet<PimError>();
 
+/**
+ * The headers a call goes out with: its own, and how the body is asked for. The body is read as it comes: without
+ * `identity` a PIM or gateway may send it compressed. A stored response's `Vary` values are those of these headers.
+ */
+export const sentHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> => ({
+  ...headers,
+  accept: 'application/json',
+  'accept-encoding': 'identity',
+});
+
 /** The innermost step: one GET through the dispatcher, its body read as an Answer, its failure classified. */
 export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored }: SendOptions): Send {
   const checkedUrl = urlChecker(base);
@@ -35,8 +45,7 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
       const response = await request(checkedUrl(pimRequest.path), {
         dispatcher,
         method: 'GET',
-        // The body is read as it comes: without `identity` a PIM or gateway may send it compressed.
-        headers: { ...headers, accept: 'application/json', 'accept-encoding': 'identity' },
+        headers: sentHeaders(headers),
         signal,
         ...admitted,
       });
