@@ -486,6 +486,8 @@ function withoutSecrets(value: string | undefined): string | undefined {
       ?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@')
       // A user name alone is likely a token.
       .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^:/@]+@/i, '$1***@')
+      // No `scheme://` before them (`user:password@host`, `rediss:/user:password@host`): all up to the last `@`.
+      .replace(/^(?![a-z][a-z0-9+.-]*:\/\/).*@/is, '***@')
       // A query or fragment may hold a key.
       .replace(/([?#]).*$/, '$1***')
   );
