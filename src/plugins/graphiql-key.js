@@ -25,8 +25,27 @@
       return undefined;
     }
   };
-  // The last key entered in any tab; with headers persisted, the one stored with the open tab.
-  let key = localStorage.getItem(persistFlag) === 'true' ? keyIn(localStorage.getItem('graphiql:headers')) : '';
+  /**
+   * With headers persisted, the key a reload starts with: the open tab's, else the first stored tab's that has one
+   * (the key is stored with the tab it was typed in, which need not be the open one).
+   */
+  const storedKey = () => {
+    if (localStorage.getItem(persistFlag) !== 'true') return '';
+    const own = keyIn(localStorage.getItem('graphiql:headers'));
+    if (own) return own;
+    try {
+      const { tabs } = JSON.parse(localStorage.getItem('graphiql:tabState'));
+      for (const tab of tabs) {
+        const typed = keyIn(tab.headers);
+        if (typed) return typed;
+      }
+    } catch {
+      // Nothing stored, or not GraphiQL's: no key.
+    }
+    return '';
+  };
+  // The last key entered in any tab; after a reload with headers persisted, the one stored (storedKey).
+  let key = storedKey();
   // The key in the headers editor's text as last seen: what an edit changes, or leaves as it was.
   let shown;
 
