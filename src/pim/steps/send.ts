@@ -76,12 +76,19 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
     try {
       return await send(pimRequest, call);
     } catch (error) {
-      if (!(error instanceof PimError) || !replayed.has(error) || !isUnreadableAnswer(error)) throw error;
+      if (!(error instanceof PimError) || !replayed.has(error)) throw error;
+      if (!isUnreadableAnswer(error) && !isMomentaryFailure(error)) throw error;
       await dropStored(pimRequest.path, call.headers);
       return send(pimRequest, call);
     }
   };
 }
+
+// A stored 2xx whose envelope says 5xx or 429 (answer.ts makes it that status's error), replayed without the PIM: the
+// HTTP cache never keeps such a status under its own (cache.ts `kept`), which would outlast the outage and count as a
+// fault of an upstream never called; under a 2xx it is dropped and the PIM asked again as well.
+const isMomentaryFailure = (error: PimError): boolean =>
+  error.cached === true && error.status !== undefined && (error.status >= 500 || error.status === 429);
 
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const unavailableCodes = new Set([
