@@ -62,11 +62,13 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     maxSize: Math.max(65_536, Math.floor(maxBytes / 16)),
     sizeCalculation: (_at, key) => 2 * key.length + 128,
   });
+  const endedUpTo = (key: string, at: number) => void ended.set(key, Math.max(at, ended.get(key) ?? -Infinity));
   const forgetShared = (key: string) =>
     shared!
       .within(() => copies!.forget(key))
       .catch((error: unknown) => {
-        if (!ended.has(key)) ended.set(key, Date.now());
+        // The latest verdict: a copy kept after an earlier one (Redis took that store) is ended by this one.
+        endedUpTo(key, Date.now());
         fail(error);
       });
   // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
@@ -91,7 +93,14 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       if (!shared || !copies || ttl <= 0) return;
       const { text, ...times } = entry;
       const stored = `${JSON.stringify(times)}\n${text}`;
-      shared.within(() => copies.store(key, stored, ttl, redisBounds)).catch(fail);
+      shared
+        .within(() => copies.store(key, stored, ttl, redisBounds))
+        .catch((error: unknown) => {
+          // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
+          // when too big for it, or once evicted): ended as a verdict would end it.
+          endedUpTo(key, entry.storedAt - 1);
+          fail(error);
+        });
     },
     peek: (key) => memory.get(key),
     forget(key) {
