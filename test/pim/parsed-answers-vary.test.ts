@@ -1,5 +1,5 @@
 // @module-tag redis-server
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closedAfterEach, type Facade } from '../helpers/facade.ts';
 import { startRedis } from '../helpers/redis.ts';
 
@@ -25,10 +25,19 @@ let redis: Awaited<ReturnType<typeof startRedis>>;
 beforeAll(async () => void (redis = await startRedis()));
 afterAll(async () => redis?.stop());
 
+// The HTTP cache's entries in Redis (the kept copies of stale serving have their own family).
+const storedInRedis = async () =>
+  (await redis.client.keys('pim-graphql:*')).filter((key) => !key.startsWith('pim-graphql:lkg')).length;
+
 describe.each([
-  { store: 'in memory', env: (): Record<string, string> => ({}) },
-  { store: 'in Redis', env: (): Record<string, string> => ({ REDIS_URL: redis.url }) },
-])('HTTP cache $store', ({ env }) => {
+  { store: 'in memory', env: (): Record<string, string> => ({}), stored: async () => {} },
+  {
+    store: 'in Redis',
+    env: (): Record<string, string> => ({ REDIS_URL: redis.url }),
+    // Undici writes the entry after the answer is out: the next request waits until Redis holds it.
+    stored: () => vi.waitFor(async () => expect(await storedInRedis()).toBeGreaterThan(0), { timeout: 5_000 }),
+  },
+])('HTTP cache $store', ({ env, stored }) => {
   it.each([undefined, 'Accept-Encoding', 'Accept', 'Accept-Encoding, Origin'])(
     'keeps answers with Vary: %s parsed, as it does without Vary',
     async (vary) => {
@@ -40,10 +49,12 @@ describe.each([
         });
         res.end(JSON.stringify({ status: 200, meta: {}, data: [{ url: req.url }] }));
       }, env());
+      await redis.client.flushall();
       for (let i = 0; i < 5; i++) {
         // A new document each time: the cache of whole results does not answer it.
         const answer = await facade.post(query.replace('groups', `groups${i}`), {}, headers);
         expect(answer.body.errors).toBeUndefined();
+        if (i === 0) await stored();
       }
       expect(upstream.requests).toHaveLength(1);
       // The miss, then the HTTP cache hit that parses the body once more and keeps it; the three after it are kept answers.
