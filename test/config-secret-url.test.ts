@@ -3,11 +3,14 @@ import { runProcess } from './helpers/process.ts';
 
 // config.ts: "A URL setting may carry a secret (a REDIS_URL password, ...): the error line must not print it."
 // A URL whose scheme was left out, or written with one slash, is refused, and its line printed the password.
-describe('a refused URL setting whose scheme is missing or malformed', () => {
+describe('a refused URL setting whose scheme or authority is malformed', () => {
   it.each([
     ['REDIS_URL', 'default:s3cretPassw0rd@redis:6379'],
     ['REDIS_URL', 'rediss:/default:s3cretPassw0rd@redis:6379'],
     ['PIM_BASE_URL', 'svc-user:s3cretPassw0rd@tenant.example.com'],
+    // `scheme://` with an empty authority (a slash too many), which the rules for a well-formed one cannot read.
+    ['REDIS_URL', 'redis:///default:s3cretPassw0rd@redis:6379'],
+    ['PIM_BASE_URL', 'https:///svc-user:s3cretPassw0rd@tenant.example.com'],
   ])('%s=%s stops the start without printing the password', async (name, value) => {
     const { code, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
       env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', PIM_BASE_URL: '', [name]: value },
