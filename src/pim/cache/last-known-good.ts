@@ -58,11 +58,17 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   // Keys whose copy the PIM ended (401, 403, 404, 410) while Redis could not take the delete (demoted, away, silent):
   // when it was ended. A copy in Redis produced no later is that ended copy, which must not come back at the next
   // outage. Bounded like the copies (the key, two bytes a character, and its bookkeeping).
-  const ended = new LRUCache<string, number>({
-    maxSize: Math.max(65_536, Math.floor(maxBytes / 16)),
-    sizeCalculation: (_at, key) => 2 * key.length + 128,
-  });
+  const marks = () =>
+    new LRUCache<string, number>({
+      maxSize: Math.max(65_536, Math.floor(maxBytes / 16)),
+      sizeCalculation: (_at, key) => 2 * key.length + 128,
+    });
+  const ended = marks();
+  // Keys whose newer answer Redis refused to store: the older copy it may still hold is ended up to that answer. Apart
+  // from the verdicts', so that the answers kept while Redis refuses writes (every one) never push a verdict's out.
+  const superseded = marks();
   const endedUpTo = (key: string, at: number) => void ended.set(key, Math.max(at, ended.get(key) ?? -Infinity));
+  const endedAt = (key: string) => Math.max(ended.get(key) ?? -Infinity, superseded.get(key) ?? -Infinity);
   const forgetShared = (key: string) =>
     shared!
       .within(() => copies!.forget(key))
@@ -95,12 +101,17 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       const stored = `${JSON.stringify(times)}\n${text}`;
       shared
         .within(() => copies.store(key, stored, ttl, redisBounds))
-        .catch((error: unknown) => {
-          // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
-          // when too big for it, or once evicted): ended as a verdict would end it.
-          endedUpTo(key, entry.storedAt - 1);
-          fail(error);
-        });
+        .then(
+          // Redis holds this copy now (or none, too big for its bound), whatever its storedAt (an estimate from the
+          // PIM's Age): no earlier mark is about it.
+          () => (ended.delete(key), superseded.delete(key)),
+          (error: unknown) => {
+            // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
+            // when too big for it, or once evicted).
+            superseded.set(key, Math.max(entry.storedAt - 1, superseded.get(key) ?? -Infinity));
+            fail(error);
+          },
+        );
     },
     peek: (key) => memory.get(key),
     forget(key) {
@@ -114,9 +125,8 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       const { redis, within } = shared;
       const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;
-      const endedAt = ended.get(key);
-      // The copy the PIM ended, still in Redis: none. Its delete is sent again.
-      if (entry && endedAt !== undefined && entry.storedAt <= endedAt) return void forgetShared(key);
+      // The copy the PIM ended, or one a newer answer replaced, still in Redis: none. Its delete is sent again.
+      if (entry && entry.storedAt <= endedAt(key)) return void forgetShared(key);
       if (entry) remember(key, entry);
       return entry;
     },
