@@ -1,3 +1,4 @@
+// @module-tag chromium
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
