@@ -1,19 +1,11 @@
 // @module-tag redis-server
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { startRedis } from '../helpers/redis.ts';
 import { faults } from '../helpers/upstream.ts';
+import { page } from './refusing-redis.ts';
 
 const servers = closedAfterEach();
-
-/** The catalog page of `version`, padded with `padBytes` characters. */
-const page =
-  (version: string, padBytes = 0) =>
-  (req: IncomingMessage, res: ServerResponse): void => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: 200, meta: {}, data: [{ url: req.url, version, pad: 'x'.repeat(padBytes) }] }));
-  };
 
 const query = '{ p: catalogProducts(catalogId: "GROWN") }';
 
