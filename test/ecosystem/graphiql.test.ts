@@ -145,6 +145,39 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       await facade.close();
     }
   }, 120_000);
+
+  // With headers persisted, the key is stored with the tab it was typed in: after a reload on another (preset) tab,
+  // runs from the tabs whose own key is empty went out without it.
+  it('with headers persisted, a reload on another tab keeps the key for the tabs whose own is empty', async () => {
+    const facade = await startFacade(upstream.url, { PIM_CACHE: 'false' });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(facade.url);
+      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
+      await page.locator('[data-value="settings"]').click();
+      await page.locator('#enable-persist-headers').click();
+      await page.keyboard.press('Escape');
+
+      await setHeaders(page, '{"X-API-KEY": "key-p"}');
+      expect(await run(page, /A789-BC-2015/)).toEqual(['key-p']);
+      await openTab(page, 'ClassificationGroups');
+      expect(await run(page, /"total_items":\s+42/)).toEqual(['key-p']);
+      const stored = () => page.evaluate(() => JSON.parse(localStorage.getItem('graphiql:tabState')!).activeTabIndex);
+      await expect.poll(stored).toBe(2);
+      expect(await storage(page)).toContain('key-p');
+
+      await page.reload();
+      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
+      await expect
+        .poll(() => page.locator('.graphiql-tab-active').innerText(), { timeout: 30_000 })
+        .toBe('ClassificationGroups');
+      expect(await run(page, /"total_items":\s+42/)).toEqual(['key-p']);
+    } finally {
+      await context.close();
+      await facade.close();
+    }
+  }, 120_000);
 });
 
 it('renders a page that names no third-party origin, favicon included', async () => {
