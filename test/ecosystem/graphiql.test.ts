@@ -87,14 +87,8 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
   }, 90_000);
 
   it('keeps one X-API-KEY for every tab, restores the tabs on reload, and stores no key unless asked', async () => {
-    // Its own façade without a response cache, so every run reaches the upstream and shows its key.
-    const facade = await startFacade(upstream.url, { PIM_CACHE: 'false' });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const { page, close } = await openOwnGraphiQL(browser);
     try {
-      const page = await context.newPage();
-      await page.goto(facade.url);
-      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
-
       // The key, entered once in the first tab, goes with its run ...
       await setHeaders(page, '{"X-API-KEY": "key-one"}');
       expect(await run(page, /A789-BC-2015/)).toEqual(['key-one']);
@@ -141,20 +135,15 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       await openTab(page, 'ClassificationGroups');
       expect(await run(page, /"total_items":\s+42/)).toEqual(['']);
     } finally {
-      await context.close();
-      await facade.close();
+      await close();
     }
   }, 120_000);
 
   // With headers persisted, the key is stored with the tab it was typed in: after a reload on another (preset) tab,
   // runs from the tabs whose own key is empty went out without it.
   it('with headers persisted, a reload on another tab keeps the key for the tabs whose own is empty', async () => {
-    const facade = await startFacade(upstream.url, { PIM_CACHE: 'false' });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const { page, close } = await openOwnGraphiQL(browser);
     try {
-      const page = await context.newPage();
-      await page.goto(facade.url);
-      await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
       await page.locator('[data-value="settings"]').click();
       await page.locator('#enable-persist-headers').click();
       await page.keyboard.press('Escape');
@@ -174,8 +163,7 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
         .toBe('ClassificationGroups');
       expect(await run(page, /"total_items":\s+42/)).toEqual(['key-p']);
     } finally {
-      await context.close();
-      await facade.close();
+      await close();
     }
   }, 120_000);
 });
@@ -224,6 +212,25 @@ it('serves none of GraphiQL where only trusted documents run', async () => {
     await trusted.close();
   }
 });
+
+/**
+ * GraphiQL on a façade of its own without the HTTP cache, so every run reaches the upstream and shows its key, in a
+ * browser context of its own (its local storage fresh).
+ */
+async function openOwnGraphiQL(browser: Browser) {
+  const facade = await startFacade(upstream.url, { PIM_CACHE: 'false' });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const close = async () => (await context.close(), await facade.close());
+  try {
+    const page = await context.newPage();
+    await page.goto(facade.url);
+    await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
+    return { page, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
 /** Replaces the active tab's headers, as a user typing into the Headers editor. */
 async function setHeaders(page: Page, headers: string) {
