@@ -20,6 +20,21 @@ export const expectNoStandIn = (during: { data?: { p?: unknown }; errors?: { ext
 };
 
 /**
+ * Until `connections` besides the test's own have run a command (ioredis's ready check): the façade fails fast while
+ * its Redis is not ready, so a copy kept before then is never stored there (a start under load took over a second).
+ */
+export const untilConnected = (redis: { client: { call(...args: string[]): Promise<unknown> } }, connections: number) =>
+  expect
+    .poll(
+      async () =>
+        String(await redis.client.call('CLIENT', 'LIST'))
+          .split('\n')
+          .filter((line) => /\bcmd=(?!client\b|NULL\b)\S+/.test(line)).length,
+      { timeout: 10_000 },
+    )
+    .toBeGreaterThanOrEqual(connections);
+
+/**
  * A façade keeping its copies in a Redis of its own (one PIM attempt a call, a breaker that stays closed), and the
  * failover the tests stage: Redis demoted (`refuse`: writes and deletes get READONLY) and promoted again (`accept`).
  */
@@ -37,6 +52,8 @@ export async function withRefusingRedis(
     PIM_BREAKER_THRESHOLD: '1000',
     ...env,
   });
+  // Its connections, one per store that uses Redis: three, two with the HTTP cache off (counted with CLIENT LIST).
+  await untilConnected(redis, env['PIM_CACHE'] === 'false' ? 2 : 3);
   const copies = () => redis.client.keys('pim-graphql:lkg:*');
   return {
     ...started,

@@ -3,7 +3,7 @@ import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { startRedis } from '../helpers/redis.ts';
 import { faults } from '../helpers/upstream.ts';
-import { page } from './refusing-redis.ts';
+import { page, untilConnected } from './refusing-redis.ts';
 
 const servers = closedAfterEach();
 
@@ -45,6 +45,8 @@ it('in Redis: a newer answer too big for the fleet bound ends the older copy the
   };
   const a = await servers.startFacade(upstream.url, env);
   const b = await servers.startFacade(upstream.url, env);
+  // Two façades, two connections each with the HTTP cache off (withRefusingRedis counts them).
+  await untilConnected(redis, 4);
   expect((await a.post(query)).body.data.p.data[0].version).toBe('v1');
   await expect.poll(async () => (await redis.client.keys('pim-graphql:lkg:*')).length).toBe(1);
   // 100 KB: past the 64 KiB the fleet keeps in Redis.
