@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
+import { expect } from 'vitest';
 import { freePort } from './free-port.ts';
 import { requireProgram } from './programs.ts';
 
@@ -55,3 +56,18 @@ export async function startRedis() {
     },
   };
 }
+
+/**
+ * Until `connections` besides the test's own have run a command (ioredis's ready check): the façade fails fast while
+ * its Redis is not ready, so a copy kept before then is never stored there (a start under load took over a second).
+ */
+export const untilConnected = (redis: { client: { call(...args: string[]): Promise<unknown> } }, connections: number) =>
+  expect
+    .poll(
+      async () =>
+        String(await redis.client.call('CLIENT', 'LIST'))
+          .split('\n')
+          .filter((line) => /\bcmd=(?!client\b|NULL\b)\S+/.test(line)).length,
+      { timeout: 10_000 },
+    )
+    .toBeGreaterThanOrEqual(connections);

@@ -1,7 +1,7 @@
 // @module-tag redis-server
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closedAfterEach, type Facade } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
 
 // docs/operations.md, "Taking load off the PIM": "A fresh hit also keeps its parsed body in process until the entry
 // goes stale, so later hits skip the HTTP machinery and JSON parsing." Most HTTP servers and gateways (nginx
@@ -30,14 +30,16 @@ const storedInRedis = async () =>
   (await redis.client.keys('pim-graphql:*')).filter((key) => !key.startsWith('pim-graphql:lkg')).length;
 
 describe.each([
-  { store: 'in memory', env: (): Record<string, string> => ({}), stored: async () => {} },
+  { store: 'in memory', env: (): Record<string, string> => ({}), connected: async () => {}, stored: async () => {} },
   {
     store: 'in Redis',
     env: (): Record<string, string> => ({ REDIS_URL: redis.url }),
+    // The façade's three connections (the HTTP cache's among them) ready: before, its stores fail fast.
+    connected: () => untilConnected(redis, 3),
     // Undici writes the entry after the answer is out: the next request waits until Redis holds it.
     stored: () => vi.waitFor(async () => expect(await storedInRedis()).toBeGreaterThan(0), { timeout: 5_000 }),
   },
-])('HTTP cache $store', ({ env, stored }) => {
+])('HTTP cache $store', ({ env, connected, stored }) => {
   it.each([undefined, 'Accept-Encoding', 'Accept', 'Accept-Encoding, Origin'])(
     'keeps answers with Vary: %s parsed, as it does without Vary',
     async (vary) => {
@@ -50,6 +52,7 @@ describe.each([
         res.end(JSON.stringify({ status: 200, meta: {}, data: [{ url: req.url }] }));
       }, env());
       await redis.client.flushall();
+      await connected();
       for (let i = 0; i < 5; i++) {
         // A new document each time: the cache of whole results does not answer it.
         const answer = await facade.post(query.replace('groups', `groups${i}`), {}, headers);

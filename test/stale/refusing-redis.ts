@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect, onTestFinished } from 'vitest';
 import type { closedAfterEach } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
 import type { UpstreamHandler } from '../helpers/upstream.ts';
 
 /** The catalog page of `version`, padded with `padBytes` characters, with the `Age` a cache in front would add. */
@@ -18,21 +18,6 @@ export const expectNoStandIn = (during: { data?: { p?: unknown }; errors?: { ext
   expect(during.data?.p ?? null).toBeNull();
   expect(during.errors?.[0]?.extensions.code).toBe('UPSTREAM_ERROR');
 };
-
-/**
- * Until `connections` besides the test's own have run a command (ioredis's ready check): the façade fails fast while
- * its Redis is not ready, so a copy kept before then is never stored there (a start under load took over a second).
- */
-export const untilConnected = (redis: { client: { call(...args: string[]): Promise<unknown> } }, connections: number) =>
-  expect
-    .poll(
-      async () =>
-        String(await redis.client.call('CLIENT', 'LIST'))
-          .split('\n')
-          .filter((line) => /\bcmd=(?!client\b|NULL\b)\S+/.test(line)).length,
-      { timeout: 10_000 },
-    )
-    .toBeGreaterThanOrEqual(connections);
 
 /**
  * A façade keeping its copies in a Redis of its own (one PIM attempt a call, a breaker that stays closed), and the

@@ -1,9 +1,9 @@
 // @module-tag redis-server
 import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
 import { faults } from '../helpers/upstream.ts';
-import { page, untilConnected } from './refusing-redis.ts';
+import { page } from './refusing-redis.ts';
 
 const servers = closedAfterEach();
 
