@@ -2,7 +2,7 @@
 import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
 import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
@@ -24,6 +24,8 @@ it('a last-known-good copy in Redis that is not JSON is a miss, not an INTERNAL_
   const a = await servers.startFacade(upstream.url, env);
   const { logger, lines } = captureLogs('info');
   const b = await servers.startFacade(upstream.url, env, { logger });
+  // Three connections each, ready: before, a copy's store fails fast and never reaches Redis.
+  await untilConnected(redis, 6);
   const query = `{ x: catalogProducts(catalogId: "X1") }`;
   expect((await a.post(query)).body.errors).toBeUndefined();
   await expect.poll(async () => (await redis.client.keys('pim-graphql:lkg:*')).length).toBe(1);

@@ -1,7 +1,7 @@
 // @module-tag redis-server
 import { expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
 import { echo, type UpstreamHandler } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
@@ -21,6 +21,8 @@ it('Redis refusing writes (READONLY): the last-known-good copies it holds are st
   const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '2000', PIM_RETRIES: '0' };
   const a = await servers.startFacade(upstream.url, env);
   const b = await servers.startFacade(upstream.url, env);
+  // Three connections each, ready: before, a copy's store fails fast and never reaches Redis.
+  await untilConnected(redis, 6);
   const x = (n: number) => `{ x: catalogProducts(catalogId: "X${n}") }`;
   expect((await a.post(x(1))).body.errors).toBeUndefined();
   expect((await a.post(x(2))).body.errors).toBeUndefined();
