@@ -113,22 +113,21 @@ export function createPimApi({
     } else onDedup?.(request);
     return loader.load(request);
   };
-  const call = (operation: OperationName, own?: StaleField[]) => async (args: PimArgs, at?: FieldPath) => {
-    try {
-      const answer = await load(operation, args);
-      bytes.send(answer.size);
-      record(answer.freshness);
-      if (answer.stale) {
-        const field = { path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason };
-        staleFields.push(field);
-        own?.push(field);
+  // `stale`: the list of the operation that reads (operation()), where each field read stale is written once.
+  const call =
+    (operation: OperationName, stale = staleFields) =>
+    async (args: PimArgs, at?: FieldPath) => {
+      try {
+        const answer = await load(operation, args);
+        bytes.send(answer.size);
+        record(answer.freshness);
+        if (answer.stale) stale.push({ path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason });
+        return answer.body;
+      } catch (error) {
+        record(NOT_FRESH);
+        throw error;
       }
-      return answer.body;
-    } catch (error) {
-      record(NOT_FRESH);
-      throw error;
-    }
-  };
+    };
   const api: PimApi = {
     searchProducts: call('searchProducts'),
     getClassificationGroup: call('getClassificationGroup'),

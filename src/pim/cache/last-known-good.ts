@@ -67,14 +67,16 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   // Keys whose newer answer Redis refused to store: the older copy it may still hold is ended up to that answer. Apart
   // from the verdicts', so that the answers kept while Redis refuses writes (every one) never push a verdict's out.
   const superseded = marks();
-  const endedUpTo = (key: string, at: number) => void ended.set(key, Math.max(at, ended.get(key) ?? -Infinity));
+  // A mark only moves later: an earlier time would let back a copy a later verdict or answer ended.
+  const markUpTo = (marked: typeof ended, key: string, at: number) =>
+    void marked.set(key, Math.max(at, marked.get(key) ?? -Infinity));
   const endedAt = (key: string) => Math.max(ended.get(key) ?? -Infinity, superseded.get(key) ?? -Infinity);
   const forgetShared = (key: string) =>
     shared!
       .within(() => copies!.forget(key))
       .catch((error: unknown) => {
         // The latest verdict: a copy kept after an earlier one (Redis took that store) is ended by this one.
-        endedUpTo(key, Date.now());
+        markUpTo(ended, key, Date.now());
         fail(error);
       });
   // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
@@ -108,7 +110,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
           (error: unknown) => {
             // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
             // when too big for it, or once evicted).
-            superseded.set(key, Math.max(entry.storedAt - 1, superseded.get(key) ?? -Infinity));
+            markUpTo(superseded, key, entry.storedAt - 1);
             fail(error);
           },
         );
