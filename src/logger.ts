@@ -89,3 +89,35 @@ function isInstalled(name: string): boolean {
     return false;
   }
 }
+
+/**
+ * Writes the `msg` lines of `logger` at `level` whose fields are plain JSON data (strings, numbers, arrays of them;
+ * nothing to redact or serialize): the line `logger[level](fields, msg)` writes, framed by the logger itself (level,
+ * time, bindings, end of line) around the fields written by one `JSON.stringify`. pino's serializer walks a line's
+ * fields one by one: on the request line, a twentieth of a response-cache hit. A logger with a mixin, formatter,
+ * hook, nested key or message prefix (none here, but a caller may pass one) gets its own method.
+ */
+export function plainLines(logger: Logger, level: 'info', msg: string): (fields: object) => void {
+  const own = logger as unknown as Record<symbol, unknown>;
+  const formatters = own[symbols.formattersSym] as { log?: unknown };
+  const hooks = own[symbols.hooksSym] as { logMethod?: unknown; streamWrite?: unknown };
+  const stream = own[symbols.streamSym] as { write(line: string): unknown; [key: symbol]: unknown };
+  const plain =
+    !own[symbols.mixinSym] &&
+    !formatters.log &&
+    !hooks.logMethod &&
+    !hooks.streamWrite &&
+    !own[symbols.nestedKeySym] &&
+    logger.msgPrefix === undefined &&
+    stream[symbols.needsMetadataGsym] !== true;
+  if (!plain) return (fields) => logger[level](fields, msg);
+  const head = (own[symbols.lsCacheSym] as Record<number, string>)[logger.levels.values[level]!]!;
+  const time = own[symbols.timeSym] as () => string;
+  const tail = `,"${own[symbols.messageKeySym] as string}":${JSON.stringify(msg)}${own[symbols.endSym] as string}`;
+  return (fields) => {
+    if (!logger.isLevelEnabled(level)) return;
+    const json = JSON.stringify(fields);
+    const props = json.length > 2 ? `,${json.slice(1, -1)}` : '';
+    stream.write(head + time() + (own[symbols.chindingsSym] as string) + props + tail);
+  };
+}

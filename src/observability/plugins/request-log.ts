@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import { plainLines } from '../../logger.ts';
 import { clip, describeOperation } from '../../plugins/operation.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 import { refusedByServer } from '../../http/client-errors.ts';
@@ -32,10 +33,11 @@ export interface RefusedRequest {
  */
 export function createRefusalLog(logger: Logger | undefined) {
   const log = logger?.child({}, { redact: [] });
+  const completed = log && plainLines(log, 'info', 'request completed');
   return {
     line: ({ method, path, id }: RefusedRequest, status: number, durationMs = 0): string => {
       const reqId = idFrom(id);
-      log?.info({ reqId, method, path: clip(path), operations: [], status, durationMs }, 'request completed');
+      completed?.({ reqId, method, path: clip(path), operations: [], status, durationMs });
       return reqId;
     },
     /** Its client left before the answer was out. */
@@ -70,6 +72,7 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
   const started = requestSlot<Entry>('request log');
   // The line's fields are fixed and carry no header, so redaction (half the cost of a line) is off for it.
   const log = logger?.child({}, { redact: [] });
+  const completedLine = log && plainLines(log, 'info', 'request completed');
   const fieldsOf = (request: Request, entry: Entry) => ({
     reqId: requestIdOf(request),
     method: request.method,
@@ -86,7 +89,7 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
   };
   const completed = (request: Request, entry: Entry, status: number) => {
     const { durationMs, ...fields } = fieldsOf(request, entry);
-    log!.info({ ...fields, status, durationMs }, 'request completed');
+    completedLine!({ ...fields, status, durationMs });
   };
   // The last part of a stream is out, or its client cancelled it after the status went out.
   const streamEnded = (request: Request) => {
