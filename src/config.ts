@@ -259,7 +259,7 @@ const layout = {
         // One the server would refuse (`.` segments) or answer otherwise would never be scraped, or take a route over.
         .refine((path) => !/\/\.\.?(\/|$)/.test(path) && !servedPaths.test(path), {
           error:
-            'a path of its own such as /metrics (not /graphql, /health, /readiness, /cache/…, no . segments), or off',
+            'a path of its own such as /metrics (not under /graphql, /health, /readiness, /cache/invalidate or /graphiql-assets; no . segments), or off',
         })
         .transform((path) => (path === 'off' ? (false as const) : path))
         .default('/metrics'),
