@@ -482,14 +482,15 @@ function unsafeCombination({ inputs, pimBaseUrl, observability, persisted, http 
 function withoutSecrets(value: string | undefined): string | undefined {
   return (
     value
-      // A password: everything up to the last `@` of the authority (a generated one may hold `/`, `#` or `?`).
-      ?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/is, '$1***@')
+      // A password: everything up to the last `@` of the authority (a generated one may hold `/`, `#` or `?`), after
+      // a user name that may hold an `@` itself (an e-mail address).
+      ?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/]*:).*@/is, '$1***@')
       // A user name alone is likely a token (an `@` in it included).
       .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^:/]+@/i, '$1***@')
       // Any `@` the two above left (no `scheme://` before them: `user:password@host`, `rediss:/user:password@host`;
       // or an authority they cannot read: `redis:///user:password@host`): all up to the last `@`.
       .replace(/^(?![a-z][a-z0-9+.-]*:\/\/(?:[^:/@]*:)?\*\*\*@).*@/is, '***@')
-      // A query or fragment may hold a key.
-      .replace(/([?#]).*$/, '$1***')
+      // A query or fragment may hold a key (past a line break too, which URL parsers drop).
+      .replace(/([?#]).*$/s, '$1***')
   );
 }

@@ -3,7 +3,7 @@ import { runProcess } from './helpers/process.ts';
 
 // config.ts: "A URL setting may carry a secret (a REDIS_URL password, ...): the error line must not print it."
 // A URL whose scheme was left out, or written with one slash, is refused, and its line printed the password.
-describe('a refused URL setting whose scheme or authority is malformed', () => {
+describe('a refused URL setting whose scheme, authority or query is unusual', () => {
   it.each([
     ['REDIS_URL', 'default:s3cretPassw0rd@redis:6379'],
     ['REDIS_URL', 'rediss:/default:s3cretPassw0rd@redis:6379'],
@@ -11,6 +11,11 @@ describe('a refused URL setting whose scheme or authority is malformed', () => {
     // `scheme://` with an empty authority (a slash too many), which the rules for a well-formed one cannot read.
     ['REDIS_URL', 'redis:///default:s3cretPassw0rd@redis:6379'],
     ['PIM_BASE_URL', 'https:///svc-user:s3cretPassw0rd@tenant.example.com'],
+    // A user name that holds an `@` itself (an e-mail address), with a password after it.
+    ['REDIS_URL', 'redis://ops@corp.example:s3cretPassw0rd@redis:99999'],
+    ['PIM_BASE_URL', 'https://svc@corp.example:s3cretPassw0rd@tenant.example.com:99999/pxm'],
+    // A query past a line break (URL parsers drop the break), where the query's rule stopped at the first line's end.
+    ['REDIS_URL', 'redis://redis:99999/0?db=0\npassword=s3cretPassw0rd'],
   ])('%s=%s stops the start without printing the password', async (name, value) => {
     const { code, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
       env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', PIM_BASE_URL: '', [name]: value },
