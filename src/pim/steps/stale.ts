@@ -59,7 +59,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const refreshing = new Set<string>();
     const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
-      if (!kept || kept.hints.noStore) return;
+      // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
+      // it must not stand in for the newer answer at the next outage.
+      if (!kept || kept.hints.noStore) return void store.forget(key);
       const entry = keptEntry(kept, answer.freshness, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
