@@ -55,10 +55,11 @@ export function cacheHeaders(
   cacheControl: string,
   credential: boolean,
   tags: () => Iterable<string> | undefined,
+  separator = ' ',
 ): { cacheControl: string; keys?: string } {
   if (cacheControl.includes('no-store')) return { cacheControl };
   const list = [...(tags() ?? [])];
-  const keys = list.join(' ');
+  const keys = list.join(separator);
   if (keys.length > MAX_KEYS_LENGTH || list.some((tag) => tag.length > MAX_KEY_LENGTH)) {
     if (cacheControl.startsWith('private')) return { cacheControl };
     const maxAge = Number(/max-age=(\d+)/.exec(cacheControl)?.[1] ?? 0);
@@ -66,6 +67,13 @@ export function cacheHeaders(
   }
   return list.length > 0 ? { cacheControl, keys } : { cacheControl };
 }
+
+/**
+ * What separates the tags in `header`: Cloudflare's `Cache-Tag` and Akamai's `Edge-Cache-Tag` are comma-separated
+ * lists whose whitespace the CDN removes (two tags joined by a space became one); Fastly's `Surrogate-Key` and
+ * Varnish's `xkey` are separated by spaces. A tag holds neither (its id is percent-encoded).
+ */
+export const tagSeparator = (header: string): string => (/^(edge-)?cache-tag$/i.test(header) ? ',' : ' ');
 
 /** The request carries one of the forwarded (credential) headers, which makes its answers private. */
 export const sendsCredential = (forwardHeaders: readonly string[], headers: Headers): boolean =>
@@ -83,6 +91,7 @@ const streamedTypes = /^(multipart\/|text\/event-stream)/i;
 export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachingOptions): Plugin {
   const carriesCredential = (headers: Headers) => sendsCredential(forwardHeaders, headers);
   const varied = ['Accept', ...forwardHeaders];
+  const separator = tagSeparator(surrogateKeyHeader);
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
     onExecutionResult({ request, result, setResult, context }) {
@@ -99,7 +108,7 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
         freshness: pim?.freshness(),
         failed: Boolean(result.errors?.length) || result.data == null,
       });
-      const { cacheControl, keys } = cacheHeaders(policy, credential, () => pim?.tags());
+      const { cacheControl, keys } = cacheHeaders(policy, credential, () => pim?.tags(), separator);
       const stale = pim?.stale() ?? [];
       const headers: Record<string, string> = { 'cache-control': cacheControl };
       // A stale field makes the response not fresh (no-store above); Age says how old its oldest data is.
