@@ -67,6 +67,8 @@ export interface PimClient {
   openByteAccount(credential: string): ByteAccount;
   /** Ends the freshness of every cached answer tagged `tag` (see tags.ts), or of all with `all`. */
   invalidate(tag: string): Promise<void>;
+  /** Epoch ms of the latest invalidation (here or another instance's, as read) matching the upstream `path`; 0: none. */
+  invalidatedSince(path: string): number;
   /** Bytes of the in-process last-known-good copies, for metrics. */
   staleBytes(): number;
 }
@@ -138,7 +140,7 @@ export function createPimClient({
     probe: (send) => sendProbe(send, BREAKER_PROBE, true),
   });
   const call = composeCall({
-    answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit') }),
+    answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit'), invalidatedSince }),
     stale: stale?.layer,
     coalescing: coalesce ? createCoalescing({ invalidatedSince }) : undefined,
     breaker: breaker.layer,
@@ -180,5 +182,6 @@ export function createPimClient({
       if (!stale) return cache?.forgetAnswers();
       await stale.invalidate(tag);
     },
+    invalidatedSince,
   };
 }

@@ -88,7 +88,8 @@ export function createPimApi({
       requests.map((r) => context.with(traced.get(r.path) ?? context.active(), () => client.get(r, callOptions))),
     { cacheKeyFn: (r) => r.path },
   );
-  const distinct = new Set<string>();
+  // Each distinct path, and when its first load began: an invalidation of the path since then ended what it read.
+  const distinct = new Map<string, number>();
   const staleFields: StaleField[] = [];
   // The tags of the first `from` distinct paths; paths are only ever added.
   let tagged: { from: number; tags: ReadonlySet<string> } | undefined;
@@ -108,10 +109,18 @@ export function createPimApi({
     const request = buildRequest(operation, args, limits);
     if (!distinct.has(request.path)) {
       if (distinct.size >= maxCalls) throw tooManyCalls(maxCalls);
-      distinct.add(request.path);
+      distinct.set(request.path, Date.now());
       traced.set(request.path, context.active());
     } else onDedup?.(request);
     return loader.load(request);
+  };
+  // What the result may claim: nothing fresh once a path it read was invalidated after its load began (a purge that came
+  // while the request ran, here or read from the fleet). Its answer, read before, is what the purge ended: a browser or
+  // CDN keeping the response (maybe after the CDN's own purge, which follows the façade's) would keep the old catalog.
+  const current = (): Expiry | undefined => {
+    if (least === undefined) return undefined;
+    for (const [path, at] of distinct) if (client.invalidatedSince(path) >= at) return PURGED;
+    return least;
   };
   // `stale`: the list of the operation that reads (operation()), where each field read stale is written once.
   const call =
@@ -142,19 +151,24 @@ export function createPimApi({
         stale: () => own,
       };
     },
-    freshness: () => least && freshnessAt(least),
-    expiry: () => least,
+    freshness: () => {
+      const expiry = current();
+      return expiry && freshnessAt(expiry);
+    },
+    expiry: () => current(),
     stale: () => staleFields,
     // Read off the paths only when asked (most responses, no-store or failed, never name their tags), and
     // once: HTTP caching and the result cache both ask for a cacheable response's.
     tags: () => {
       if (tagged?.from !== distinct.size)
-        tagged = { from: distinct.size, tags: new Set([...distinct].flatMap(tagsOf)) };
+        tagged = { from: distinct.size, tags: new Set([...distinct.keys()].flatMap(tagsOf)) };
       return tagged.tags;
     },
   };
   return api;
 }
+
+const PURGED: Expiry = { maxUntil: 0, sharedUntil: 0, shared: false };
 
 function pathOf(at: FieldPath | undefined): Array<string | number> {
   const keys: Array<string | number> = [];
