@@ -1,6 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
+// How long the responses cut at the end of the grace may take to close (each with its socket, a turn later).
+const CUT_CLOSE_MS = 500;
+
 /** A listener's responses under way, and the shutdown that lets them finish. */
 export interface Drain<T> {
   /** Responses not yet closed, with what the listener keeps for each. */
@@ -40,12 +43,21 @@ export function createDrain<T>(server: Server): Drain<T> {
       // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      if (open.size > 0) {
-        const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
-        await Promise.race([new Promise<void>((resolve) => (drained = resolve)), grace]);
-      }
+      // Until every response has closed, or `ms` have passed.
+      const closedWithin = (ms: number) =>
+        open.size === 0
+          ? undefined
+          : Promise.race([
+              new Promise<void>((resolve) => (drained = resolve)),
+              new Promise<void>((resolve) => setTimeout(resolve, ms).unref()),
+            ]);
+      await closedWithin(graceMs);
       // Whatever is still open after the grace period (or idle after its answer) is cut.
       server.closeAllConnections();
+      // A cut response closes with its socket, a turn after the listener: until then its operation does not know its
+      // client is gone, and the app closing now would fail its upstream calls as the PIM's fault (a warn line, an
+      // UPSTREAM_ERROR counted, its line `request completed` 200). Bounded, should one never close.
+      await closedWithin(CUT_CLOSE_MS);
       await closed;
     },
   };
