@@ -30,6 +30,8 @@ function createStateLog<S extends string>({ logger, intervalMs }: LogSink, initi
   let loggedAt = -Infinity;
   let changes = 0;
   let timer: NodeJS.Timeout | undefined;
+  // Closed with the client, before it destroys its pool: what that cuts (a refresh, a probe) says nothing of the upstream.
+  let closed = false;
 
   const flush = () => {
     timer = undefined;
@@ -43,7 +45,7 @@ function createStateLog<S extends string>({ logger, intervalMs }: LogSink, initi
   return {
     /** Records the condition's state now; `more` goes into the line if it is logged. */
     set(state: S, more: object = {}) {
-      if (state === current) return;
+      if (closed || state === current) return;
       current = state;
       details = more;
       changes++;
@@ -52,6 +54,7 @@ function createStateLog<S extends string>({ logger, intervalMs }: LogSink, initi
       else timer ??= setTimeout(flush, wait).unref();
     },
     close() {
+      closed = true;
       clearTimeout(timer);
     },
   };
