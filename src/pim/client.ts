@@ -1,3 +1,5 @@
+import { context } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { Agent } from 'undici';
 import { createAdmission } from './admission/admission.ts';
 import { createAnswerLookup } from './steps/answer-lookup.ts';
@@ -175,7 +177,8 @@ export function createPimClient({
       await Promise.all([agent.destroy(), cache?.close(), stale?.close()]);
     },
     status: breaker.status,
-    probe: () => sendProbe(get, READINESS_PROBE, false),
+    // Untraced: its 404 is the answer readiness wants, which a client span records as an error, and it is no caller's work.
+    probe: () => context.with(suppressTracing(context.active()), () => sendProbe(get, READINESS_PROBE, false)),
     openByteAccount: (credential) => bytesHeld.open(credential),
     staleBytes: () => stale?.heldBytes() ?? 0,
     invalidate: async (tag) => {
