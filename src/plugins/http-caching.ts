@@ -55,12 +55,17 @@ export function cacheHeaders(
   cacheControl: string,
   credential: boolean,
   tags: () => Iterable<string> | undefined,
-  separator = ' ',
+  format: TagFormat = SPACE_SEPARATED,
 ): { cacheControl: string; keys?: string } {
   if (cacheControl.includes('no-store')) return { cacheControl };
-  const list = [...(tags() ?? [])];
-  const keys = list.join(separator);
-  if (keys.length > MAX_KEYS_LENGTH || list.some((tag) => tag.length > MAX_KEY_LENGTH)) {
+  const read = [...(tags() ?? [])];
+  const list = format.spell ? read.map(format.spell) : read;
+  const keys = list.join(format.separator);
+  if (
+    keys.length > MAX_KEYS_LENGTH ||
+    list.length > format.maxCount ||
+    list.some((tag) => tag.length > format.maxLength)
+  ) {
     if (cacheControl.startsWith('private')) return { cacheControl };
     const maxAge = Number(/max-age=(\d+)/.exec(cacheControl)?.[1] ?? 0);
     return { cacheControl: maxAge > 0 ? `private, max-age=${maxAge}` : noStore(credential) };
@@ -68,12 +73,37 @@ export function cacheHeaders(
   return list.length > 0 ? { cacheControl, keys } : { cacheControl };
 }
 
+/** How the CDN reading a tag header takes its tags. */
+export interface TagFormat {
+  /** Between two tags. */
+  separator: string;
+  /** A tag (`catalog:MASTER`) as written in the header; absent, as it is. */
+  spell?: (tag: string) => string;
+  /** Longest tag, and most tags in one response, the CDN keeps: past either, no purge could reach the copy. */
+  maxLength: number;
+  maxCount: number;
+}
+
+// Fastly's `Surrogate-Key` and Varnish's `xkey`: separated by spaces.
+const SPACE_SEPARATED: TagFormat = {
+  separator: ' ',
+  maxLength: MAX_KEY_LENGTH,
+  maxCount: Infinity,
+};
+
 /**
- * What separates the tags in `header`: Cloudflare's `Cache-Tag` and Akamai's `Edge-Cache-Tag` are comma-separated
+ * How the tags in `header` are written. Cloudflare's `Cache-Tag` and Akamai's `Edge-Cache-Tag` are comma-separated
  * lists whose whitespace the CDN removes (two tags joined by a space became one); Fastly's `Surrogate-Key` and
- * Varnish's `xkey` are separated by spaces. A tag holds neither (its id is percent-encoded).
+ * Varnish's `xkey` are separated by spaces. A tag holds neither (its id is percent-encoded). Akamai takes tokens
+ * without `:` (a tag holding one is removed from the header, BADCHAR), of 128 characters at most, 128 an object: there
+ * `catalog:MASTER` is written `catalog-MASTER`.
  */
-export const tagSeparator = (header: string): string => (/^(edge-)?cache-tag$/i.test(header) ? ',' : ' ');
+export function tagFormat(header: string): TagFormat {
+  if (/^cache-tag$/i.test(header)) return { ...SPACE_SEPARATED, separator: ',' };
+  if (/^edge-cache-tag$/i.test(header))
+    return { separator: ',', spell: (tag) => tag.replace(':', '-'), maxLength: 128, maxCount: 128 };
+  return SPACE_SEPARATED;
+}
 
 /** The request carries one of the forwarded (credential) headers, which makes its answers private. */
 export const sendsCredential = (forwardHeaders: readonly string[], headers: Headers): boolean =>
@@ -91,7 +121,7 @@ const streamedTypes = /^(multipart\/|text\/event-stream)/i;
 export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachingOptions): Plugin {
   const carriesCredential = (headers: Headers) => sendsCredential(forwardHeaders, headers);
   const varied = ['Accept', ...forwardHeaders];
-  const separator = tagSeparator(surrogateKeyHeader);
+  const format = tagFormat(surrogateKeyHeader);
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
     onExecutionResult({ request, result, setResult, context }) {
@@ -108,7 +138,7 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
         freshness: pim?.freshness(),
         failed: Boolean(result.errors?.length) || result.data == null,
       });
-      const { cacheControl, keys } = cacheHeaders(policy, credential, () => pim?.tags(), separator);
+      const { cacheControl, keys } = cacheHeaders(policy, credential, () => pim?.tags(), format);
       const stale = pim?.stale() ?? [];
       const headers: Record<string, string> = { 'cache-control': cacheControl };
       // A stale field makes the response not fresh (no-store above); Age says how old its oldest data is.

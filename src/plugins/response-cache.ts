@@ -7,7 +7,7 @@ import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
 import { freshnessAt, type Expiry } from '../pim/rest/freshness.ts';
 import type { ByteAccount } from '../pim/rest/byte-limits.ts';
-import { cacheControlFor, cacheHeaders, sendsCredential, tagSeparator } from './http-caching.ts';
+import { cacheControlFor, cacheHeaders, sendsCredential, tagFormat } from './http-caching.ts';
 import { batchMarks } from './request-slot.ts';
 
 export interface ResponseCacheOptions {
@@ -99,7 +99,7 @@ export function createResponseCache({
   // The limits of a request (upstream calls, representations, bytes) hold for a whole batch, its operations
   // together: a hit skips what counts them, so a batch is executed in full, as each operation alone may not be.
   const batches = batching ? batchMarks() : undefined;
-  const separator = tagSeparator(surrogateKeyHeader);
+  const format = tagFormat(surrogateKeyHeader);
   // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
   const keyOf = (params: GraphQLParams, headers: Headers) => {
     // Anything else (an array nested thousands deep would overflow join's toString) is Yoga's to refuse.
@@ -199,7 +199,7 @@ export function createResponseCache({
         freshness: freshnessAt(entry.expiry),
         failed: false,
       });
-      const { cacheControl, keys } = cacheHeaders(policy, credential, () => entry.tags, separator);
+      const { cacheControl, keys } = cacheHeaders(policy, credential, () => entry.tags, format);
       const { [surrogateKeyHeader]: _filler, ...stored } = entry.headers;
       const all: Record<string, string> = { ...headers, ...stored, 'cache-control': cacheControl };
       if (keys) all[surrogateKeyHeader] = keys;
