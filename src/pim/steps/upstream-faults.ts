@@ -33,6 +33,10 @@ export function isFaultyAnswer(error: unknown): boolean {
 export const isProbeAnswer = (error: unknown): boolean =>
   error instanceof PimError && isUpstreamAnswer(error) && !isFaultyAnswer(error);
 
+/** A redirect: never followed, so every call that meets one fails with it. */
+export const isRedirect = (status: number | undefined): boolean =>
+  status !== undefined && status >= 300 && status < 400;
+
 /**
  * A client step that tells configuration and outage faults apart from one caller's failures: a
  * 401 to a call carrying only the server key becomes SERVER_CREDENTIALS_REJECTED (the caller sent
@@ -65,9 +69,13 @@ export function createUpstreamFaults({
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error)) throw error;
       // A 401 is the key refused; a 403 may be about one resource only, and a 429 may come before the key is checked.
+      // A 2xx that is not the PIM's JSON or a redirect (a maintenance page, a proxy's login page) comes whatever the
+      // key: no word on it.
+      const unreadable = isUnreadableAnswer(error);
+      const anyKey = unreadable || isRedirect(error.status);
       if (error.status === 401) onRefused?.(call.headers);
-      else if (error.status !== 403 && error.status !== 429) onAccepted?.(call.headers);
-      if (isUnreadableAnswer(error)) {
+      else if (error.status !== 403 && error.status !== 429 && !anyKey) onAccepted?.(call.headers);
+      if (unreadable) {
         onFault('not_json');
         log.notJson(error.status);
       }

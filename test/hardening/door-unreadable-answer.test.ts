@@ -1,0 +1,68 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, it } from 'vitest';
+import { heldPost } from '../helpers/burst.ts';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
+
+const { start } = closedAfterEach();
+
+const REAL_KEY = 'real-key-0001';
+const ask = async (url: string, key: string) => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ query: '{ classificationGroups(classificationId: "real") }' }),
+  });
+  return { status: response.status, body: (await response.json().catch(() => undefined)) as any };
+};
+
+// docs/operations.md, Resilience: a key counts as its own credential at the door once the PIM has answered one of
+// its calls; Readiness: a 2xx that is not JSON (a maintenance page, a proxy's login page) is no answer, it says the
+// PIM cannot serve anyone. Such a page, which a proxy in front of the PIM sends whatever the key, made every made-up
+// key that met it a credential of its own: bodies that never end, one made-up key each, then held every slot.
+it('a 2xx page that is not JSON does not make a made-up key a credential of its own at the door', async () => {
+  const { upstream, facade } = await start(
+    (req, res) => {
+      if (req.headers['x-api-key'] === REAL_KEY) return faults.ok(req, res);
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Down for maintenance</body></html>');
+    },
+    { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' },
+  );
+  expect((await ask(facade.url, REAL_KEY)).status).toBe(200);
+  // Each made-up key meets the maintenance page once: its field fails, as the PIM cannot serve anyone.
+  for (let i = 0; i < 8; i++) {
+    const { body } = await ask(facade.url, `made-up-${i}`);
+    expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  }
+  expect(upstream.requests.filter((r) => r.headers['x-api-key'] !== REAL_KEY)).toHaveLength(8);
+  const sockets = await Promise.all(Array.from({ length: 8 }, (_, i) => heldPost(facade.port, `made-up-${i}`)));
+  try {
+    await sleep(200);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await ask(facade.url, REAL_KEY)).status);
+    expect(statuses).toEqual([200, 200, 200]);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+});
+
+// A proxy's redirect to its sign-in page is no word of the PIM's on the key either.
+it('a redirect does not make a made-up key a credential of its own at the door', async () => {
+  const { facade } = await start(
+    (req, res) => {
+      if (req.headers['x-api-key'] === REAL_KEY) return faults.ok(req, res);
+      res.writeHead(302, { location: 'https://sso.example/login' }).end();
+    },
+    { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' },
+  );
+  expect((await ask(facade.url, REAL_KEY)).status).toBe(200);
+  for (let i = 0; i < 8; i++)
+    expect((await ask(facade.url, `made-up-${i}`)).body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  const sockets = await Promise.all(Array.from({ length: 8 }, (_, i) => heldPost(facade.port, `made-up-${i}`)));
+  try {
+    await sleep(200);
+    expect((await ask(facade.url, REAL_KEY)).status).toBe(200);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+});
