@@ -1,6 +1,7 @@
 import type { PimClient } from './client.ts';
 import { PROBE_ANSWER_MS } from './rest/endpoints.ts';
-import { isProbeAnswer } from './steps/upstream-faults.ts';
+import { PimError } from './rest/errors.ts';
+import { isProbeAnswer, isRedirect } from './steps/upstream-faults.ts';
 
 export interface ReadinessOptions {
   client: PimClient;
@@ -28,7 +29,11 @@ export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => P
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
-    const answered = await client.probe().then(() => true, isProbeAnswer);
+    // A redirect is never followed: a PIM_BASE_URL that redirects every call serves nobody (any 2xx or 4xx answers).
+    const answered = await client.probe().then(
+      () => true,
+      (error: unknown) => isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status)),
+    );
     if (answered) answeredAt = Date.now();
     return answered;
   };
