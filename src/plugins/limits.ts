@@ -153,25 +153,33 @@ export function streams(
   if (!incremental(document)) return false;
   const operation = getOperationAST(document, operationName);
   if (!operation) return false;
+  // A nullable variable neither sent nor given a default in the operation is left out: the argument takes its own
+  // default. A non-null one left out fails the operation before it runs (undefined: not known to stream).
+  const OMITTED = Symbol('omitted');
   const valueOf = (name: string) => {
     if (variables && Object.hasOwn(variables, name)) return variables[name];
-    const fallback = operation.variableDefinitions?.find((v) => v.variable.name.value === name)?.defaultValue;
-    return fallback?.kind === Kind.BOOLEAN ? fallback.value : undefined;
+    const definition = operation.variableDefinitions?.find((v) => v.variable.name.value === name);
+    const fallback = definition?.defaultValue;
+    if (fallback === undefined) return definition?.type.kind === Kind.NON_NULL_TYPE ? undefined : OMITTED;
+    return fallback.kind === Kind.BOOLEAN ? fallback.value : undefined;
   };
-  // An `if:` argument's value: true or false when it can be known before running, else undefined.
-  const known = (condition: ValueNode | undefined, absent: boolean) => {
+  // An `if:` argument's value: true or false when it can be known before running, else undefined. `absent`: the
+  // directive's own default (@defer's and @stream's `if` is true), which a variable left out also takes.
+  const known = (condition: ValueNode | undefined, absent: boolean | undefined) => {
     if (condition === undefined) return absent;
     if (condition.kind === Kind.BOOLEAN) return condition.value;
     const value = condition.kind === Kind.VARIABLE ? valueOf(condition.name.value) : undefined;
+    if (value === OMITTED) return absent;
     return typeof value === 'boolean' ? value : undefined;
   };
   const ifOf = ({ arguments: args }: DirectiveNode) => args?.find((argument) => argument.name.value === 'if')?.value;
-  // Runs for certain: no `@skip` that is or may be true, no `@include` that is or may be false.
+  // Runs for certain: no `@skip` that is or may be true, no `@include` that is or may be false. Their `if` has no
+  // default: left out, it is an error, not a value.
   const runs = (directives: readonly DirectiveNode[]) =>
     directives.every(
       (directive) =>
-        (directive.name.value !== 'skip' || known(ifOf(directive), true) === false) &&
-        (directive.name.value !== 'include' || known(ifOf(directive), true) === true),
+        (directive.name.value !== 'skip' || known(ifOf(directive), undefined) === false) &&
+        (directive.name.value !== 'include' || known(ifOf(directive), undefined) === true),
     );
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
