@@ -1,5 +1,5 @@
 import type { ByteAccount } from '../rest/byte-limits.ts';
-import { parsedWeight, sentSize } from '../rest/answer.ts';
+import { parseExact, parsedWeight, sentSize } from '../rest/answer.ts';
 import { PimError, type PimErrorCode } from '../rest/errors.ts';
 import { asksPastCache, NOT_FRESH } from '../rest/freshness.ts';
 import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
@@ -181,7 +181,7 @@ function served(
   const ageS = Math.max(0, Math.floor((Date.now() - entry.storedAt) / 1_000));
   const { text } = entry;
   return {
-    body: JSON.parse(text),
+    body: parseExact(text),
     size: sentSize(text),
     weight: parsedWeight(text),
     freshness: NOT_FRESH,
