@@ -7,7 +7,7 @@ import { maskError } from './errors.ts';
 import { documentCaches } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
-import { useAbuseLimits, useNoStreamsInBatch } from './plugins/limits.ts';
+import { useAbuseLimits, useExactIdVariables, useNoStreamsInBatch } from './plugins/limits.ts';
 import { MAX_BATCH_OPERATIONS, useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
@@ -48,6 +48,8 @@ export function createYogaServer(
       ...parts.observability,
       // After the observability's onExecute hooks: a refused operation is still logged, counted and traced.
       ...(config.batching ? [useNoStreamsInBatch()] : []),
+      // Before the cache of results too: an inexact ID's key would be another id's.
+      useExactIdVariables(),
       // Before the cache of results: its refusal of a stream the client cannot take (406) holds for a hit too.
       useRefusalMessages(),
       // After HTTP caching and every other onExecute hook: a hit stops execution where it is.

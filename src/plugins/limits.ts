@@ -10,6 +10,7 @@ import {
   type ExecutionResult,
   type FragmentDefinitionNode,
   type SelectionSetNode,
+  type TypeNode,
   type ValidationContext,
   type ValueNode,
 } from 'graphql';
@@ -245,3 +246,37 @@ function useValidationGuard(): Plugin {
 
 // graphql-js' own abort error (its message without the error-count prefix) carries no code to tell it by.
 const isAborted = (error: GraphQLError) => error.message === 'Validation aborted.' && !error.extensions.code;
+
+/**
+ * An `ID` variable sent as a JSON number past 2^53 (or as `1e21`) has no exact value once the body is parsed: graphql-js
+ * would coerce it to the digits of another number (or to `1e+21`), and the field would read, and answer as the one
+ * asked for, another catalog or group. Such an operation is refused before it runs, as graphql-js refuses a variable it
+ * cannot coerce (BAD_USER_INPUT); entity representations refuse such a key the same way (schema/representations.ts).
+ */
+export function useExactIdVariables(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const variables = args.variableValues as Record<string, unknown> | null | undefined;
+      // Most requests hold no such number: the document is looked at only when one does.
+      if (!variables || !Object.values(variables).some(inexactInteger)) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      for (const definition of operation?.variableDefinitions ?? []) {
+        const name = definition.variable.name.value;
+        if (namedType(definition.type) !== 'ID' || !inexactInteger(variables[name])) continue;
+        const message = `Variable "$${name}" holds an ID as a number past 2^53 - 1, which has no exact value; send it as a string`;
+        // A request error, as graphql-js's own refusal of a variable: 400 under application/graphql-response+json.
+        const extensions = { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } };
+        setResultAndStopExecution({ errors: [new GraphQLError(message, { nodes: [definition], extensions })] });
+        return;
+      }
+    },
+  };
+}
+
+const namedType = (type: TypeNode): string => (type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type));
+
+// graphql-js refuses a number that is no integer itself; a list holds IDs too.
+const inexactInteger = (value: unknown): boolean =>
+  Array.isArray(value)
+    ? value.some(inexactInteger)
+    : typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value);

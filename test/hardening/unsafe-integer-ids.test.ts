@@ -5,8 +5,8 @@ import { useFacade } from '../helpers/facade.ts';
 // the integer has no exact JavaScript value once JSON is parsed: String() of it is another number, or exponent
 // notation, never the digits sent. The id the PIM is asked for was then one the client never named
 // (`1.2345678901234568e+29`), where it should be refused before any call, as every other id the interface cannot
-// carry is (BAD_USER_INPUT, nothing sent). (An ID *variable* sent so reaches the schema already rounded by graphql-js's
-// ID scalar, which Pothos keeps; a JavaScript client cannot hold such a number exactly either.)
+// carry is (BAD_USER_INPUT, nothing sent). (An ID *variable* sent so is refused before the operation runs:
+// test/hardening/id-variable-precision.test.ts.)
 const fixture = useFacade();
 
 const digits = '123456789012345678901234567890';
