@@ -54,8 +54,11 @@ function createStateLog<S extends string>({ logger, intervalMs }: LogSink, initi
       else timer ??= setTimeout(flush, wait).unref();
     },
     close() {
-      closed = true;
+      // A change still waiting for the interval's end (a real one, before the pool is destroyed) is written now: the
+      // process ends before its timer would.
       clearTimeout(timer);
+      flush();
+      closed = true;
     },
   };
 }
