@@ -62,8 +62,11 @@ export function createUpstreamFaults({
     const serverKeyOnly = onServerKey(call.headers);
     try {
       const answer = await next(request, call);
-      log.json();
-      if (serverKeyOnly) log.keyAccepted();
+      // An answer the HTTP cache replayed never reached the PIM: it says nothing of the PIM now (its key, its pages).
+      if (!answer.cached) {
+        log.json();
+        if (serverKeyOnly) log.keyAccepted();
+      }
       onAccepted?.(call.headers);
       return answer;
     } catch (error) {
@@ -81,7 +84,8 @@ export function createUpstreamFaults({
       }
       if (!serverKeyOnly) throw error;
       if (error.status !== 401) {
-        log.keyAccepted();
+        // Nor, for the same reasons, on the server key: a key refused stays so in the log until the PIM reads it.
+        if (error.status !== 429 && !anyKey && !error.cached) log.keyAccepted();
         throw error;
       }
       onFault('server_key_refused');
