@@ -276,7 +276,9 @@ export function useExactIdVariables(): Plugin {
 const namedType = (type: TypeNode): string => (type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type));
 
 // graphql-js refuses a number that is no integer itself; a list holds IDs too.
+const unsafeInteger = (value: unknown): boolean =>
+  typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value);
+// One level of list (`[ID]`), not a walk: a variable of another type may nest thousands deep (JSON.parse takes any
+// depth), and no argument of the schema takes a list of lists of ids.
 const inexactInteger = (value: unknown): boolean =>
-  Array.isArray(value)
-    ? value.some(inexactInteger)
-    : typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value);
+  Array.isArray(value) ? value.some(unsafeInteger) : unsafeInteger(value);
