@@ -35,7 +35,7 @@ export async function readAnswer(
 
 function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string, secrets: readonly string[]): Answer {
   const text = redact(withoutBom(read), secrets);
-  const { body, containers, tooDeep } = judge(text);
+  const { body, containers, raw, tooDeep } = judge(text);
   if (statusCode < 200 || statusCode > 299) {
     const error = pimErrorFromStatus(statusCode, body);
     error.retryAfterMs = parseRetryAfter(headers['retry-after']);
@@ -65,7 +65,7 @@ function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string
   return {
     body,
     size: sentSize(text),
-    weight: weightOf(text.length, containers),
+    weight: weightOf(text.length, containers, raw),
     freshness: reusable ? freshnessOf(headers, age) : NOT_FRESH,
     kept: reusable ? { text, hints: staleHintsOf(cacheControl, expires), ageS } : undefined,
   };
@@ -80,8 +80,9 @@ function judge(text: string) {
   const containers = containersIn(text);
   const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
   // Read again, exactly, only once known to be JSON within the depth (the reviver recurses).
-  const body = tooDeep || parsed === undefined || !MAYBE_INEXACT.test(text) ? parsed : revived(text);
-  return { body: tooDeep ? undefined : body, containers, tooDeep };
+  const raw = tooDeep || parsed === undefined ? 0 : maybeInexactIn(text);
+  const body = raw === 0 ? parsed : revived(text);
+  return { body: tooDeep ? undefined : body, containers, raw, tooDeep };
 }
 
 /** Whether an upstream body is the PIM's envelope, judged as readAnswer judges it (the HTTP cache keeps 404s by it). */
@@ -148,6 +149,8 @@ const revived = (text: string): unknown =>
 // the punctuation, which is rarer than digits: a scan of a digit-heavy megabyte takes about half its JSON.parse.
 const MAYBE_INEXACT = /[:,[]\s*-?(?:\d[\d.]{15}|[\d.]+[eE][+-]?\d{3})/;
 
+const MIN_NORMAL = 2.2250738585072014e-308;
+
 function inexact(value: number, source: string): boolean {
   if (!Number.isFinite(value)) return true;
   // The mantissa's significant digits: 15 always survive a double (DBL_DIG).
@@ -157,7 +160,8 @@ function inexact(value: number, source: string): boolean {
     .replace('.', '')
     .replace(/^0+/, '')
     .replace(/0+$/, '');
-  return digits.length > 15 || (value === 0 && digits.length > 0);
+  // Below 2^-1022 (subnormal) a double holds fewer digits than that, down to one: such a value, or one that became 0, is kept.
+  return digits.length > 15 || (Math.abs(value) < MIN_NORMAL && digits.length > 0);
 }
 
 /**
@@ -171,8 +175,20 @@ const CONTAINER_BYTES = 64;
 export const sentSize = (text: string): number => Buffer.byteLength(text);
 
 /** The memory a body of this JSON text takes once parsed, as the store of parsed answers counts it. */
-export const parsedWeight = (text: string): number => weightOf(text.length, containersIn(text));
-const weightOf = (length: number, containers: number) => length + CONTAINER_BYTES * containers;
+export const parsedWeight = (text: string): number => weightOf(text.length, containersIn(text), maybeInexactIn(text));
+// A number kept as its text (JSON.rawJSON: a frozen object with a string of its own, ~70-100 bytes of heap for the
+// 16 or more characters the text counts) weighs as much again: counted by the pre-check's matches, a bound on them.
+const RAW_NUMBER_BYTES = 96;
+const weightOf = (length: number, containers: number, raw: number) =>
+  length + CONTAINER_BYTES * containers + RAW_NUMBER_BYTES * raw;
+
+/** How many values the pre-check takes for numbers a double may not hold (at least those kept as their text). */
+function maybeInexactIn(text: string): number {
+  let count = 0;
+  const all = new RegExp(MAYBE_INEXACT.source, 'g');
+  while (all.exec(text) !== null) count++;
+  return count;
+}
 
 /**
  * How many `{` and `[` the text has (those inside strings too): at least as many as the objects and
