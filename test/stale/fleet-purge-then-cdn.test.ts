@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect, it } from 'vitest';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
+import { purge } from './reads.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
@@ -34,12 +35,7 @@ it('with that wait, a CDN refill from any replica gets the new catalog', async (
   expect((await b.get(url)).body.data.p.data[0].version).toBe('v1');
   expect((await b.get(url)).body.data.p.data[0].version).toBe('v1');
   version = 'v2';
-  const purged = await fetch(`${a.origin}/cache/invalidate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: '{"catalogId":"CDN"}',
-  });
-  expect(purged.status).toBe(200);
+  expect(await purge(a.origin, TOKEN, { catalogId: 'CDN' })).toBe(200);
   // The wait of the docs' loop, then the CDN, purged, refills from B.
   await new Promise((resolve) => setTimeout(resolve, 1_000 + 200 + 50));
   const refill = await b.get(url);

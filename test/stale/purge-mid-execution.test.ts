@@ -1,5 +1,6 @@
 import { expect, it, vi } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { purge } from './reads.ts';
 import type { UpstreamHandler } from '../helpers/upstream.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
@@ -27,12 +28,7 @@ it('a result holding data read before a purge of its catalog does not go out cac
   await vi.waitFor(() => expect(upstream.requests).toHaveLength(2));
   await new Promise((resolve) => setTimeout(resolve, 200));
   published = 'v2';
-  const purged = await fetch(`${facade.origin}/cache/invalidate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: '{"catalogId":"MASTER"}',
-  });
-  expect(purged.status).toBe(200);
+  expect(await purge(facade.origin, TOKEN, { catalogId: 'MASTER' })).toBe(200);
   const answer = await pending;
   expect(answer.body.data.m.data[0].version).toBe('v1');
   expect([answer.headers.get('cache-control'), answer.headers.get('surrogate-key')]).toEqual(['no-store', null]);

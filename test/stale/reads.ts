@@ -12,6 +12,24 @@ export const answerFor =
     res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, key, version }] }));
   };
 
+/** {@link answerFor}, with `headers` on the answer (its caching headers, say). */
+export const withHeaders =
+  (version: string, headers: Record<string, string>) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    answerFor(version)(req, res);
+  };
+
+/** POST /cache/invalidate of `body` on the façade at `origin` with the admin `token`: its status. */
+export const purge = async (origin: string, token: string, body: object): Promise<number> =>
+  (
+    await fetch(`${origin}/cache/invalidate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    })
+  ).status;
+
 /** Read `i`: one of the three fields, each with its own ids, under the alias `r<i>`. */
 export function read(i: number): string {
   if (i % 3 === 0) return `r${i}: catalogProducts(catalogId: "C${i}")`;
