@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { replyWithin } from '../../redis.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 
@@ -34,11 +35,16 @@ export function createRedisCacheStore({
 }: RedisCacheStoreOptions): CacheStore {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   const bounded = replyWithin(replyTimeoutMs);
+  // Keys whose newer answer Redis did not take (away, frozen, refusing writes): when that answer was stored. What Redis
+  // still holds from before is older than what this instance already served, and must not come back once Redis does.
+  const superseded = new LRUCache<string, number>({ max: 65_536 });
   return {
     async get(key) {
       try {
-        const variants = await bounded(() => redis.hgetallBuffer(redisKey(key)));
-        return findVariant(key, variants, (field) => void redis.hdel(redisKey(key), field).catch(fail));
+        const id = redisKey(key);
+        const variants = await bounded(() => redis.hgetallBuffer(id));
+        const newer = superseded.get(id) ?? -Infinity;
+        return findVariant(key, variants, (field) => void redis.hdel(id, field).catch(fail), newer);
       } catch (error) {
         fail(error);
         return undefined;
@@ -50,15 +56,28 @@ export function createRedisCacheStore({
       return new Writable({
         write(chunk: Buffer, _encoding, callback) {
           size += chunk.length;
-          // Like undici's memory store: an oversized body is dropped, the answer itself goes on.
-          if (size > maxEntryBytes) return this.destroy();
+          // Like undici's memory store: an oversized body is dropped, the answer itself goes on. An older copy Redis
+          // holds must not stand in for it.
+          if (size > maxEntryBytes) {
+            const id = redisKey(key);
+            superseded.set(id, Math.max(value.cachedAt, superseded.get(id) ?? -Infinity));
+            return this.destroy();
+          }
           chunks.push(chunk);
           callback();
         },
         final(callback) {
           // A failed write is reported, not raised: the caller already has its answer.
+          const id = redisKey(key);
           bounded(() => save(redis, key, value, Buffer.concat(chunks)))
-            .catch(fail)
+            .then(
+              // Redis holds this answer now: no older mark is about it.
+              () => void ((superseded.get(id) ?? Infinity) <= value.cachedAt && superseded.delete(id)),
+              (error: unknown) => {
+                superseded.set(id, Math.max(value.cachedAt, superseded.get(id) ?? -Infinity));
+                fail(error);
+              },
+            )
             .finally(() => callback());
         },
       });
@@ -91,6 +110,7 @@ function findVariant(
   key: CacheKey,
   variants: Record<string, Buffer>,
   drop: (field: string) => void,
+  newer: number,
 ): GetResult | undefined {
   const now = Date.now();
   for (const [field, stored] of Object.entries(variants)) {
@@ -102,6 +122,9 @@ function findVariant(
       continue;
     }
     if (field !== variantField(meta.varyNames, key.headers)) continue;
+    // No newer than an answer Redis did not take (whose time, from its `Date`, may be the same second): a miss, and
+    // the next answer's write replaces it.
+    if (meta.cachedAt <= newer) continue;
     const { varyNames, ...value } = meta;
     // The request matched the stored hash, so its own header values are the variant's.
     const vary = varyNames && Object.fromEntries(varyNames.map((name) => [name, key.headers?.[name] ?? null]));
