@@ -41,6 +41,8 @@ export interface LastKnownGood {
   forget(key: string): void;
   /** Bytes the in-process copies weigh now, as the bound counts them. */
   bytes(): number;
+  /** Copies are kept in Redis too: {@link find} may find one this instance never kept. */
+  shared: boolean;
 }
 
 // Two bytes a character: one past Latin-1 (a €, a typographic quote) makes V8 keep the whole string so. Measured,
@@ -121,6 +123,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       if (shared && copies) void forgetShared(key);
     },
     bytes: () => memory.calculatedSize,
+    shared: copies !== undefined,
     async find(key) {
       const held = memory.get(key);
       if (held || !shared || !copies) return held;

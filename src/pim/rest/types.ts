@@ -82,6 +82,11 @@ export interface CallOptions {
   /** Set by the stale step: a kept copy would stand in if this call failed, so no Retry-After is waited out. */
   standIn?: true | undefined;
   /**
+   * Set by the stale step when no copy is in memory but one may be in Redis (another instance kept it): asked only
+   * when the PIM asks for time, whether a copy would stand in, so no Retry-After is waited out then either.
+   */
+  findStandIn?: (() => Promise<boolean>) | undefined;
+  /**
    * Set by the breaker on its half-open trial: a 429 is not waited out below it (every call waits for the trial's
    * outcome, and the PIM answering is that outcome); the trial's caller waits after it (steps/breaker.ts).
    */

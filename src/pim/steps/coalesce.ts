@@ -101,9 +101,10 @@ export function createCoalescing({
       // can, it is no verdict on a joiner, which asks again, once (after that wait), shared with the other joiners
       // still waiting. A page too large for any request, a process or credential that holds too much, are verdicts for all.
       const result = joining
-        ? flight.result.catch((error: unknown) => {
+        ? flight.result.catch(async (error: unknown) => {
             if (!(error instanceof PimError) || askedAgain || signal?.aborted) throw error;
-            const wait = call.standIn ? undefined : error.unwaitedMs;
+            const standIn = call.standIn === true || (error.unwaitedMs !== undefined && (await call.findStandIn?.()));
+            const wait = standIn ? undefined : error.unwaitedMs;
             const left = call.deadline - Date.now();
             const notMine =
               error.requestLimit === true ||

@@ -42,7 +42,9 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
         // breaker's trial, throttled, is an answer to report now. A Retry-After past the operation's deadline cannot
         // be honoured: fail now, not later. All are this call's.
         const askedForTime = error.status === 429 || error.retryAfterMs !== undefined;
-        const reportNow = (call.standIn && askedForTime) || (call.trial && error.status === 429);
+        const standIn =
+          askedForTime && (call.standIn === true || (call.findStandIn !== undefined && (await call.findStandIn())));
+        const reportNow = standIn || (call.trial && error.status === 429);
         if (reportNow || wait >= call.deadline - Date.now()) {
           error.unwaitedMs = wait;
           error.attemptsMade = attempt + 1;

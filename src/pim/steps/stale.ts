@@ -112,7 +112,19 @@ export function createStaleLayer(options: StaleOptions): Layer {
       }
       try {
         const sentAt = Date.now();
-        const answer = await next(request, held && now < held.errorUntil ? { ...call, standIn: true } : call);
+        // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
+        const findStandIn = async () => {
+          const found = await store.find(key);
+          return found !== undefined && Date.now() <= found.errorUntil;
+        };
+        const answer = await next(
+          request,
+          held && now < held.errorUntil
+            ? { ...call, standIn: true }
+            : !held && !own && store.shared
+              ? { ...call, findStandIn }
+              : call,
+        );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
         if (!own) {
           keep(key, request.path, sentAt, answer);
