@@ -38,6 +38,8 @@ export function createRedisCacheStore({
   // Keys whose newer answer Redis did not take (away, frozen, refusing writes): when that answer was stored. What Redis
   // still holds from before is older than what this instance already served, and must not come back once Redis does.
   const superseded = new LRUCache<string, number>({ max: 65_536 });
+  // A mark only moves later.
+  const supersede = (id: string, at: number) => void superseded.set(id, Math.max(at, superseded.get(id) ?? -Infinity));
   return {
     async get(key) {
       try {
@@ -59,8 +61,7 @@ export function createRedisCacheStore({
           // Like undici's memory store: an oversized body is dropped, the answer itself goes on. An older copy Redis
           // holds must not stand in for it.
           if (size > maxEntryBytes) {
-            const id = redisKey(key);
-            superseded.set(id, Math.max(value.cachedAt, superseded.get(id) ?? -Infinity));
+            supersede(redisKey(key), value.cachedAt);
             return this.destroy();
           }
           chunks.push(chunk);
@@ -74,7 +75,7 @@ export function createRedisCacheStore({
               // Redis holds this answer now: no older mark is about it.
               () => void ((superseded.get(id) ?? Infinity) <= value.cachedAt && superseded.delete(id)),
               (error: unknown) => {
-                superseded.set(id, Math.max(value.cachedAt, superseded.get(id) ?? -Infinity));
+                supersede(id, value.cachedAt);
                 fail(error);
               },
             )

@@ -185,10 +185,12 @@ const weightOf = (length: number, containers: number, raw: number) =>
 /** How many values the pre-check takes for numbers a double may not hold (at least those kept as their text). */
 function maybeInexactIn(text: string): number {
   let count = 0;
-  const all = new RegExp(MAYBE_INEXACT.source, 'g');
-  while (all.exec(text) !== null) count++;
+  ALL_MAYBE_INEXACT.lastIndex = 0;
+  while (ALL_MAYBE_INEXACT.exec(text) !== null) count++;
   return count;
 }
+// Made once (not per body): a global expression's position is reset before each scan, which runs to its end at once.
+const ALL_MAYBE_INEXACT = new RegExp(MAYBE_INEXACT.source, 'g');
 
 /**
  * How many `{` and `[` the text has (those inside strings too): at least as many as the objects and

@@ -57,6 +57,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
   const { store, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
+    // Whether a copy in Redis (another instance's) would stand in for this key's call now.
+    const standsInFromRedis = async (key: string) => {
+      const found = await store.find(key);
+      return found !== undefined && Date.now() <= found.errorUntil;
+    };
     const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
@@ -113,16 +118,12 @@ export function createStaleLayer(options: StaleOptions): Layer {
       try {
         const sentAt = Date.now();
         // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
-        const findStandIn = async () => {
-          const found = await store.find(key);
-          return found !== undefined && Date.now() <= found.errorUntil;
-        };
         const answer = await next(
           request,
           held && now < held.errorUntil
             ? { ...call, standIn: true }
             : !held && !own && store.shared
-              ? { ...call, findStandIn }
+              ? { ...call, findStandIn: () => standsInFromRedis(key) }
               : call,
         );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
