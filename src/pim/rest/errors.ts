@@ -44,6 +44,11 @@ export class PimError extends Error {
    * for it (misrouted, the PIM away mid-deploy), so no verdict of the PIM's. The service's own 404 is its JSON envelope.
    */
   proxied: boolean | undefined;
+  /**
+   * A non-2xx status whose body is no JSON object (an HTML or empty page): a proxy or gateway in front of the PIM may
+   * send it before any key is checked (nginx's 400 for a header past its buffers), so no word of the PIM's on the key.
+   */
+  page: boolean | undefined;
   constructor(code: PimErrorCode, message: string, status?: number, options?: ErrorOptions) {
     super(message, options);
     this.code = code;
@@ -95,6 +100,12 @@ export const isEnvelope = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
 
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
+  const error = errorFromStatus(status, body);
+  if (!isEnvelope(body)) error.page = true;
+  return error;
+}
+
+function errorFromStatus(status: number, body: unknown): PimError {
   if (status === 404 && !isEnvelope(body)) {
     const error = new PimError(
       'UPSTREAM_ERROR',

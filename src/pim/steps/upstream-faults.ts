@@ -72,10 +72,10 @@ export function createUpstreamFaults({
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error)) throw error;
       // A 401 is the key refused; a 403 may be about one resource only, and a 429 may come before the key is checked.
-      // A 2xx that is not the PIM's JSON or a redirect (a maintenance page, a proxy's login page) comes whatever the
-      // key: no word on it.
+      // A 2xx that is not the PIM's JSON, a redirect or a 4xx page that is not its envelope (a maintenance page, a
+      // proxy's login page, nginx's 400 for a header past its buffers) comes whatever the key: no word on it.
       const unreadable = isUnreadableAnswer(error);
-      const anyKey = unreadable || isRedirect(error.status);
+      const anyKey = unreadable || isRedirect(error.status) || error.page === true;
       if (error.status === 401) onRefused?.(call.headers);
       else if (error.status !== 403 && error.status !== 429 && !anyKey) onAccepted?.(call.headers);
       if (unreadable) {
