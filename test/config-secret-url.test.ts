@@ -16,6 +16,9 @@ describe('a refused URL setting whose scheme, authority or query is unusual', ()
     ['PIM_BASE_URL', 'https://svc@corp.example:s3cretPassw0rd@tenant.example.com:99999/pxm'],
     // A query past a line break (URL parsers drop the break), where the query's rule stopped at the first line's end.
     ['REDIS_URL', 'redis://redis:99999/0?db=0\npassword=s3cretPassw0rd'],
+    // The host left out: the password stands where the port goes (`user:password`), and is refused as a port.
+    ['REDIS_URL', 'redis://default:s3cretPassw0rd'],
+    ['PIM_BASE_URL', 'https://svc-user:s3cretPassw0rd/pxm'],
   ])('%s=%s stops the start without printing the password', async (name, value) => {
     const { code, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
       env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', PIM_BASE_URL: '', [name]: value },
