@@ -37,15 +37,28 @@ export function createRedisCacheStore({
   const bounded = replyWithin(replyTimeoutMs);
   // Keys whose newer answer Redis did not take (away, frozen, refusing writes): when that answer was stored. What Redis
   // still holds from before is older than what this instance already served, and must not come back once Redis does.
-  const superseded = new LRUCache<string, number>({ max: 65_536 });
+  // Past the bound a mark pushed out still counts, for every key: copies no newer than it are misses here (each read
+  // once more from the PIM, its write replacing it), never an answer older than one already served.
+  let floor = -Infinity;
+  const superseded = new LRUCache<string, number>({
+    max: 65_536,
+    dispose: (at, _id, reason) => void (reason === 'evict' && (floor = Math.max(floor, at))),
+  });
+  const markOf = (id: string) => superseded.get(id) ?? floor;
   // A mark only moves later.
-  const supersede = (id: string, at: number) => void superseded.set(id, Math.max(at, superseded.get(id) ?? -Infinity));
+  const supersede = (id: string, at: number) => void superseded.set(id, Math.max(at, markOf(id)));
+  // Redis holds this answer now: no older mark is about it. One no newer than the floor stays visible all the same.
+  const taken = (id: string, at: number) => {
+    if ((superseded.get(id) ?? -Infinity) > at) return;
+    if (floor >= at) superseded.set(id, at - 1);
+    else superseded.delete(id);
+  };
   return {
     async get(key) {
       try {
         const id = redisKey(key);
         const variants = await bounded(() => redis.hgetallBuffer(id));
-        const newer = superseded.get(id) ?? -Infinity;
+        const newer = markOf(id);
         return findVariant(key, variants, (field) => void redis.hdel(id, field).catch(fail), newer);
       } catch (error) {
         fail(error);
@@ -72,8 +85,7 @@ export function createRedisCacheStore({
           const id = redisKey(key);
           bounded(() => save(redis, key, value, Buffer.concat(chunks)))
             .then(
-              // Redis holds this answer now: no older mark is about it.
-              () => void ((superseded.get(id) ?? Infinity) <= value.cachedAt && superseded.delete(id)),
+              () => taken(id, value.cachedAt),
               (error: unknown) => {
                 supersede(id, value.cachedAt);
                 fail(error);
