@@ -37,8 +37,11 @@ export interface LastKnownGood {
   peek(key: string): KeptAnswer | undefined;
   /** The in-process entry, else Redis's: the check after a failed call. */
   find(key: string): Promise<KeptAnswer | undefined>;
-  /** Drops the entry here and in Redis: the PIM has answered that URL and credential with a verdict. */
-  forget(key: string): void;
+  /**
+   * Drops the entry here and in Redis: the PIM has answered that URL and credential with a verdict, or (`byAnswer`)
+   * with a newer answer that may not be kept.
+   */
+  forget(key: string, byAnswer?: boolean): void;
   /** Bytes the in-process copies weigh now, as the bound counts them. */
   bytes(): number;
   /** Copies are kept in Redis too: {@link find} may find one this instance never kept. */
@@ -73,12 +76,13 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   const markUpTo = (marked: typeof ended, key: string, at: number) =>
     void marked.set(key, Math.max(at, marked.get(key) ?? -Infinity));
   const endedAt = (key: string) => Math.max(ended.get(key) ?? -Infinity, superseded.get(key) ?? -Infinity);
-  const forgetShared = (key: string) =>
+  // A newer answer's end is marked with the answers' (every one while Redis refuses writes), never among the verdicts'.
+  const forgetShared = (key: string, marked = ended) =>
     shared!
       .within(() => copies!.forget(key))
       .catch((error: unknown) => {
         // The latest verdict: a copy kept after an earlier one (Redis took that store) is ended by this one.
-        markUpTo(ended, key, Date.now());
+        markUpTo(marked, key, Date.now());
         fail(error);
       });
   // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
@@ -118,9 +122,9 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
         );
     },
     peek: (key) => memory.get(key),
-    forget(key) {
+    forget(key, byAnswer = false) {
       memory.delete(key);
-      if (shared && copies) void forgetShared(key);
+      if (shared && copies) void forgetShared(key, byAnswer ? superseded : ended);
     },
     bytes: () => memory.calculatedSize,
     shared: copies !== undefined,
@@ -131,7 +135,8 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;
       // The copy the PIM ended, or one a newer answer replaced, still in Redis: none. Its delete is sent again.
-      if (entry && entry.storedAt <= endedAt(key)) return void forgetShared(key);
+      if (entry && entry.storedAt <= endedAt(key))
+        return void forgetShared(key, (ended.get(key) ?? -Infinity) >= entry.storedAt ? ended : superseded);
       if (entry) remember(key, entry);
       return entry;
     },

@@ -57,21 +57,21 @@ export function createStaleLayer(options: StaleOptions): Layer {
   const { store, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    // Whether a copy in Redis (another instance's) would stand in for this key's call now.
-    const standsInFromRedis = async (key: string) => {
-      const found = await store.find(key);
-      return found !== undefined && Date.now() <= found.errorUntil;
-    };
+    // Whether a copy in Redis (another instance's) would stand in for a call now.
+    const standsIn = (found: KeptAnswer | undefined) => found !== undefined && Date.now() <= found.errorUntil;
     const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
       // it must not stand in for the newer answer at the next outage.
-      if (!kept || kept.hints.noStore) return void store.forget(key);
+      if (!kept || kept.hints.noStore) return void store.forget(key, true);
       const entry = keptEntry(kept, answer.freshness, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
-      if (invalidatedSince(path) >= sentAt) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
+      const invalidated = invalidatedSince(path);
+      if (invalidated >= sentAt) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
       const held = store.peek(key);
+      // A copy read after that invalidation is newer than this one (the PIM slow for it): it stays the last good answer.
+      if (held && invalidated >= sentAt && held.storedAt > invalidated) return;
       // Served again from the HTTP cache (same production time, same body): the kept copy is already this one. Another
       // body produced within the second (a publish read right after the previous read) is newer, and kept.
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000 && held.text === entry.text) return;
@@ -80,7 +80,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
-      else if (held || kept.hints.mustRevalidate) store.forget(key);
+      else if (held || kept.hints.mustRevalidate) store.forget(key, true);
     };
     // The refresh is the credential's own call through the same queue and breaker; no client waits on it.
     const refresh = (
@@ -115,6 +115,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
         refresh(key, request, call);
         return served(held, 'revalidating', onOutcome);
       }
+      // Looked up once a call, and used by its failure too: each retry asking again waited REDIS_TIMEOUT_MS on a silent
+      // Redis again.
+      let lookup: Promise<KeptAnswer | undefined> | undefined;
       try {
         const sentAt = Date.now();
         // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
@@ -123,7 +126,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
           held && now < held.errorUntil
             ? { ...call, standIn: true }
             : !held && !own && store.shared
-              ? { ...call, findStandIn: () => standsInFromRedis(key) }
+              ? { ...call, findStandIn: async () => standsIn(await (lookup ??= store.find(key))) }
               : call,
         );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
@@ -139,7 +142,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         // readiness probe's own call (a made-up id) has no copy to end.
         if (!own && endsKeptCopy(error)) store.forget(key);
         if (own || !isOutage(error)) throw error;
-        const found = await store.find(key);
+        const found = await (lookup ?? store.find(key));
         if (!found || Date.now() > found.errorUntil) throw error;
         return served(found, error.code, onOutcome);
       }
