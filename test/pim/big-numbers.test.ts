@@ -40,4 +40,22 @@ describe('numbers in upstream bodies', () => {
     expect(upstream.requests).toHaveLength(1);
     texts.forEach((text, i) => expect(text).toBe(`{"data":{"c${i}":${body}}}`));
   });
+
+  // Such numbers are written as strings before the body's one parse: where a string is JSON but a number is not (a
+  // key), and where a run of digits is no number, the body must stay what it is, no JSON.
+  it.each([
+    '{"a":1,12345678901234567890:1}',
+    '[1.2.3.4.5.6.7.8.9.0.1]',
+    '[01234567890123456789]',
+    '[1e400',
+    '[tru1e400]',
+  ])('refuses a body holding %s, which is no JSON', async (data) => {
+    const { facade } = await servers.start((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(`{"status":200,"meta":{},"data":${data}}`);
+    });
+    const { body: answer } = await facade.post('{ catalogProducts(catalogId: "D") }');
+    expect(answer.data).toEqual({ catalogProducts: null });
+    // The upstream's 2xx judged not JSON, as any such body: not an exception of the reading.
+    expect(answer.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_ERROR', upstream: { status: 200 } });
+  });
 });

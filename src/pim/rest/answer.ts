@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { isEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
+import { markInexact, maybeInexactIn, restoreInexact } from './exact-json.ts';
 import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
@@ -77,12 +77,13 @@ const withoutBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice
 
 /** A body's JSON as the façade judges it: nested deeper than MAX_JSON_DEPTH, it is no body. */
 function judge(text: string) {
-  const parsed = parseJson(text);
+  // Numbers a double cannot hold are marked before the one parse (exact-json.ts), in a body the pre-check picks.
+  const raw = maybeInexactIn(text);
+  const marked = raw === 0 ? undefined : markInexact(text);
+  const parsed = parseJson(marked?.text ?? text);
   const containers = containersIn(text);
   const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
-  // Read again, exactly, only once known to be JSON within the depth.
-  const raw = tooDeep || parsed === undefined ? 0 : maybeInexactIn(text);
-  const body = raw === 0 ? parsed : exactly(text, parsed);
+  const body = tooDeep || parsed === undefined || !marked ? parsed : restoreInexact(parsed, marked.raws, text);
   return { body: tooDeep ? undefined : body, containers, raw, tooDeep };
 }
 
@@ -128,123 +129,6 @@ function parseJson(text: string): unknown {
   }
 }
 
-// Node 24's JSON.rawJSON (not yet in TypeScript's lib): JSON.stringify writes its text as it is.
-const { rawJSON } = JSON as unknown as { rawJSON(text: string): unknown };
-
-/**
- * JSON.parse, but a number a double cannot hold exactly (an integer past 2^53, a decimal of more than 15 significant
- * digits, one that overflows to Infinity or underflows to 0) is kept as its own text, which JSON.stringify writes back
- * digit for digit: the field's value is the service's body unchanged, a Java `long` id included. Only a body with a
- * number of 16 digits (dots among them counted) or a 3-digit exponent pays for a scan of its numbers.
- */
-export const parseExact = (text: string): unknown =>
-  MAYBE_INEXACT.test(text) ? exactly(text, JSON.parse(text)) : JSON.parse(text);
-
-// Not JSON.parse's reviver: called for every value of the body, it took 20 to 80 times JSON.parse's time on a body
-// dense with numbers (a 2 MB page held the event loop a second). The numbers outside strings are found by one scan of
-// the text; the few a double cannot hold are written as strings no body holds (a per-process nonce), parsed, and
-// replaced by their text. `parsed`: the text as JSON.parse reads it, returned when it holds no such number.
-function exactly(text: string, parsed: unknown): unknown {
-  const raws: string[] = [];
-  let sent = '';
-  let copied = 0;
-  const length = text.length;
-  for (let i = 0; i < length;) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // A string: to its closing quote, one not escaped (an even run of backslashes before it).
-      let end = text.indexOf('"', i + 1);
-      for (;;) {
-        if (end === -1) return parsed;
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-        if (slashes % 2 === 0) break;
-        end = text.indexOf('"', end + 1);
-      }
-      i = end + 1;
-      continue;
-    }
-    if (c !== 0x2d && (c < 0x30 || c > 0x39)) {
-      i++;
-      continue;
-    }
-    // A number: digits, `.`, `e`, `E`, `+` and `-` up to the next other character.
-    let end = i + 1;
-    let exponent = false;
-    for (; end < length; end++) {
-      const d = text.charCodeAt(end);
-      if (d === 0x65 || d === 0x45) exponent = true;
-      else if ((d < 0x30 || d > 0x39) && d !== 0x2e && d !== 0x2b && d !== 0x2d) break;
-    }
-    // Fewer than 16 characters and no exponent: at most 15 digits, a normal double (or 0), exact.
-    if (end - i >= 16 || exponent) {
-      const source = text.slice(i, end);
-      if (inexact(Number(source), source)) {
-        sent += `${text.slice(copied, i)}${RAW_MARK_OPENED}${raws.length}"`;
-        copied = end;
-        raws.push(source);
-      }
-    }
-    i = end;
-  }
-  if (raws.length === 0) return parsed;
-  const body = JSON.parse(sent + text.slice(copied)) as unknown;
-  // Walked without recursion (the body is within MAX_JSON_DEPTH, but the stack need not be); stops once all are back.
-  let left = raws.length;
-  const pending: object[] = typeof body === 'object' && body !== null ? [body] : [];
-  while (left > 0 && pending.length > 0) {
-    const container = pending.pop()!;
-    // An array by index: Object.keys would make a string of every index, then look each up by it (5 times JSON.parse
-    // on a page of small values).
-    if (Array.isArray(container)) {
-      for (let j = 0; j < container.length; j++) {
-        const value: unknown = container[j];
-        if (typeof value === 'object' && value !== null) pending.push(value);
-        else if (typeof value === 'string' && value.startsWith(RAW_MARK)) {
-          container[j] = rawJSON(raws[Number(value.slice(RAW_MARK.length))]!);
-          left--;
-        }
-      }
-      continue;
-    }
-    for (const key of Object.keys(container)) {
-      const value = (container as Record<string, unknown>)[key];
-      if (typeof value === 'object' && value !== null) pending.push(value);
-      else if (typeof value === 'string' && value.startsWith(RAW_MARK)) {
-        // defineProperty: a key `__proto__` (an own property, as JSON.parse makes it) is not the prototype's setter.
-        const raw = rawJSON(raws[Number(value.slice(RAW_MARK.length))]!);
-        Object.defineProperty(container, key, { value: raw, writable: true, enumerable: true, configurable: true });
-        left--;
-      }
-    }
-  }
-  return body;
-}
-
-// What stands for such a number while the text is parsed: a string no upstream body can know to hold.
-const RAW_MARK = `\u0000${randomUUID()}#`;
-// Its JSON string but the closing quote, made once: JSON.stringify per number took half the scan of a page of ids.
-const RAW_MARK_OPENED = JSON.stringify(RAW_MARK).slice(0, -1);
-
-// A value (after `:`, `,` or `[`) starting with 16 digits (dots among them) or with a 3-digit exponent. Anchored on
-// the punctuation, which is rarer than digits: a scan of a digit-heavy megabyte takes about half its JSON.parse.
-const MAYBE_INEXACT = /[:,[]\s*-?(?:\d[\d.]{15}|[\d.]+[eE][+-]?\d{3})/;
-
-const MIN_NORMAL = 2.2250738585072014e-308;
-
-function inexact(value: number, source: string): boolean {
-  if (!Number.isFinite(value)) return true;
-  // The mantissa's significant digits: 15 always survive a double (DBL_DIG).
-  const digits = source
-    .replace(/^-/, '')
-    .replace(/[eE].*$/, '')
-    .replace('.', '')
-    .replace(/^0+/, '')
-    .replace(/0+$/, '');
-  // Below 2^-1022 (subnormal) a double holds fewer digits than that, down to one: such a value, or one that became 0, is kept.
-  return digits.length > 15 || (Math.abs(value) < MIN_NORMAL && digits.length > 0);
-}
-
 /**
  * What a parsed object or array takes in memory beyond its JSON text (V8: 32-56 bytes each, with its
  * slot in the parent). Counted, a body of empty arrays weighs what it parses into (14 MB for 1 MiB)
@@ -262,16 +146,6 @@ export const parsedWeight = (text: string): number => weightOf(text.length, cont
 const RAW_NUMBER_BYTES = 96;
 const weightOf = (length: number, containers: number, raw: number) =>
   length + CONTAINER_BYTES * containers + RAW_NUMBER_BYTES * raw;
-
-/** How many values the pre-check takes for numbers a double may not hold (at least those kept as their text). */
-function maybeInexactIn(text: string): number {
-  let count = 0;
-  ALL_MAYBE_INEXACT.lastIndex = 0;
-  while (ALL_MAYBE_INEXACT.exec(text) !== null) count++;
-  return count;
-}
-// Made once (not per body): a global expression's position is reset before each scan, which runs to its end at once.
-const ALL_MAYBE_INEXACT = new RegExp(MAYBE_INEXACT.source, 'g');
 
 /**
  * How many `{` and `[` the text has (those inside strings too): at least as many as the objects and

@@ -1,5 +1,6 @@
 import type { ByteAccount } from '../rest/byte-limits.ts';
-import { parseExact, parsedWeight, sentSize } from '../rest/answer.ts';
+import { parsedWeight, sentSize } from '../rest/answer.ts';
+import { parseExact } from '../rest/exact-json.ts';
 import { PimError, type PimErrorCode } from '../rest/errors.ts';
 import { asksPastCache, NOT_FRESH } from '../rest/freshness.ts';
 import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
