@@ -1,8 +1,10 @@
 /**
- * `npm run bench:rss [-- --seconds 15 --connections 200 --json --node-options='--max-semi-space-size=16 …' --env NAME=value]`:
+ * `npm run bench:rss [-- --seconds 15 --connections 200 --json --redis --node-options='--max-semi-space-size=16 …' --env NAME=value]`:
  * the production start's peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap
  * flags than the image's (written with `=`: a value that starts with a dash is otherwise taken for an option), `--env`
- * adds to its environment (repeated: `--env MALLOC_ARENA_MAX=1 --env MALLOC_TRIM_THRESHOLD_=0`).
+ * adds to its environment (repeated: `--env MALLOC_ARENA_MAX=1 --env MALLOC_TRIM_THRESHOLD_=0`). `--redis` runs it as
+ * the Deployment does, with REDIS_URL: a redis-server on loopback started with deploy/kubernetes/redis.yaml's
+ * arguments takes the HTTP cache, which without Redis keeps its copy of each answer on the heap (PIM_CACHE_MAX_BYTES).
  * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
  * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, glibc
  * arenas, cache budgets) against the bench upstream,
@@ -12,11 +14,14 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { parseAllDocuments } from 'yaml';
 import { imageCommand, imageEnv } from '../deploy/image/env.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 import { load, startServer } from './load.ts';
 import { freshId, withVariables, zipfId } from './scenarios.ts';
 
@@ -25,6 +30,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '15' },
     connections: { type: 'string', default: '200' },
     json: { type: 'boolean', default: false },
+    redis: { type: 'boolean', default: false },
     // Another NODE_OPTIONS than the image's, to try heap flags against the same load.
     'node-options': { type: 'string' },
     // More environment of the process, `NAME=value` each (glibc's MALLOC_* tunables, say).
@@ -45,6 +51,8 @@ for (const pair of values.env) {
   env[name] = value;
 }
 const upstream = await startServer('upstream');
+const redis = values.redis ? await startRedis() : undefined;
+if (redis) env.REDIS_URL = redis.url;
 // The log lines go to a file, which takes them as fast as a log shipper that keeps up: through a pipe
 // this process read while it drove the load, they waited in the server's memory.
 const logDir = mkdtempSync(join(tmpdir(), 'bench-rss-'));
@@ -106,5 +114,32 @@ try {
     await once(child, 'exit');
   }
   await upstream.stop();
+  redis?.process.kill('SIGTERM');
   rmSync(logDir, { recursive: true, force: true });
+}
+
+/** A redis-server on loopback with the arguments the Deployment's Redis runs with (maxmemory, eviction, no persistence). */
+async function startRedis() {
+  const manifest = readFileSync(new URL('deploy/kubernetes/redis.yaml', root), 'utf8');
+  const spec = parseAllDocuments(manifest)
+    .map(
+      (document) =>
+        document.toJS() as { kind?: string; spec?: { template: { spec: { containers: Array<{ args: string[] }> } } } },
+    )
+    .find((document) => document.kind === 'Deployment')!.spec!.template.spec;
+  const port = await freePort();
+  const args = [...spec.containers[0]!.args, '--port', String(port), '--bind', '127.0.0.1'];
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
+  for (let tries = 0; tries < 100; tries++) {
+    await setTimeout(50);
+    const socket = connect(port, '127.0.0.1');
+    const listening = await Promise.race([
+      once(socket, 'connect').then(() => true),
+      once(socket, 'error').then(() => false),
+    ]);
+    socket.destroy();
+    if (listening) return { url: `redis://127.0.0.1:${port}`, process: child };
+  }
+  child.kill('SIGTERM');
+  throw new Error('redis-server did not start');
 }
