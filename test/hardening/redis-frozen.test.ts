@@ -11,16 +11,13 @@ const BUDGET_MS = 3_000;
 const FROZEN_MS = 20_000;
 
 let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
-let redisPid: number | undefined;
 let upstream: Upstream | undefined;
 let facade: Facade | undefined;
 afterEach(async () => {
-  // A stopped process ignores SIGTERM until it runs again.
-  if (redisPid) process.kill(redisPid, 'SIGCONT');
   await facade?.close();
   await upstream?.close();
   await redis?.stop();
-  redis = upstream = facade = redisPid = undefined;
+  redis = upstream = facade = undefined;
 });
 
 /** Sends `send` and returns its answer with the time it took; gives up after 8 s so the test never hangs. */
@@ -57,8 +54,7 @@ describe('REDIS_URL with Redis frozen (SIGSTOP), as a partition that drops packe
     expect((await facade.post(query('warm'))).body.errors).toBeUndefined();
     await expect.poll(() => redis!.client.dbsize()).toBeGreaterThan(0);
 
-    redisPid = Number(/process_id:(\d+)/.exec(await redis.client.info('server'))![1]);
-    process.kill(redisPid, 'SIGSTOP');
+    redis.freeze();
     const frozenUntil = Date.now() + FROZEN_MS;
     const slowest = { query: 0, cached: 0, readiness: 0, apq: 0 };
     const queryTimes: number[] = [];
@@ -109,8 +105,7 @@ describe('REDIS_URL with Redis frozen (SIGSTOP), as a partition that drops packe
     const failures = [...metrics.matchAll(/^redis_command_failures_total\{[^}]*\} (\d+)/gm)].map((m) => Number(m[1]));
     expect(failures.reduce((a, b) => a + b, 0)).toBeGreaterThan(redisLines.length);
 
-    process.kill(redisPid, 'SIGCONT');
-    redisPid = undefined;
+    redis.thaw();
     // Once Redis runs again, answers are stored and found there again, with no restart. A second
     // instance shares nothing in process with the first: only Redis can answer it.
     const other = await startFacade(upstream.url, { REDIS_URL: redis.url });

@@ -49,8 +49,14 @@ export async function startRedis() {
   return {
     url: `redis://127.0.0.1:${port}`,
     client,
+    /** SIGSTOP: the server keeps its connections and answers nothing, as a partition that drops packets looks. */
+    freeze: () => void child.kill('SIGSTOP'),
+    /** SIGCONT: it answers again. */
+    thaw: () => void child.kill('SIGCONT'),
     async stop() {
       client.disconnect();
+      // A stopped process ignores SIGTERM until it runs again.
+      child.kill('SIGCONT');
       child.kill('SIGTERM');
       await exited;
     },

@@ -1,14 +1,9 @@
 // @module-tag redis-server
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { startRedis, untilConnected } from '../helpers/redis.ts';
 
 const servers = closedAfterEach();
-let redisPid: number | undefined;
-afterEach(() => {
-  if (redisPid) process.kill(redisPid, 'SIGCONT');
-  redisPid = undefined;
-});
 
 describe('HTTP cache in Redis: more keys Redis did not take than the marks hold', () => {
   it('still never serves an answer older than one the instance already served', async () => {
@@ -43,13 +38,11 @@ describe('HTTP cache in Redis: more keys Redis did not take than the marks hold'
       await expect.poll(() => redis.client.keys('pim-graphql:http-cache:*')).toHaveLength(1);
 
       // Redis freezes: the target's lookup is a miss, version 2 goes out, its write is never taken.
-      redisPid = Number(/process_id:(\d+)/.exec(await redis.client.info('server'))![1]);
-      process.kill(redisPid, 'SIGSTOP');
+      redis.freeze();
       for (let i = 0; i < 3; i++) await facade.post(`{ catalogProducts(catalogId: "warm-${i}") }`);
       const second = await facade.post('{ b: catalogProducts(catalogId: "target") }');
       expect(JSON.stringify(second.body)).toContain('"v":2');
-      process.kill(redisPid, 'SIGCONT');
-      redisPid = undefined;
+      redis.thaw();
       await new Promise((r) => setTimeout(r, 1_500));
 
       // Redis is demoted (a failover): it answers lookups but refuses every write. Many other pages are read.

@@ -1,14 +1,9 @@
 // @module-tag redis-server
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { startRedis, untilConnected } from '../helpers/redis.ts';
 
 const servers = closedAfterEach();
-let redisPid: number | undefined;
-afterEach(() => {
-  if (redisPid) process.kill(redisPid, 'SIGCONT');
-  redisPid = undefined;
-});
 
 describe('HTTP cache in Redis after Redis was frozen', () => {
   it('never serves an answer older than one the instance already served from the PIM', async () => {
@@ -29,8 +24,7 @@ describe('HTTP cache in Redis after Redis was frozen', () => {
       await expect.poll(() => redis.client.keys('pim-graphql:http-cache:*')).toHaveLength(1);
 
       // Redis freezes: lookups time out (misses), and after five failures the store leaves Redis alone a second.
-      redisPid = Number(/process_id:(\d+)/.exec(await redis.client.info('server'))![1]);
-      process.kill(redisPid, 'SIGSTOP');
+      redis.freeze();
       for (let i = 0; i < 3; i++) await facade.post(`{ catalogProducts(catalogId: "other-${i}") }`);
       // The target is read again from the PIM (its lookup a miss, its write never sent): version 2 goes out.
       const second = await facade.post('{ b: catalogProducts(catalogId: "target") }');
@@ -38,8 +32,7 @@ describe('HTTP cache in Redis after Redis was frozen', () => {
 
       // Redis runs again; once the store tries it again, a repeat (another document: no response-cache hit) must not
       // go back to version 1.
-      process.kill(redisPid, 'SIGCONT');
-      redisPid = undefined;
+      redis.thaw();
       await new Promise((r) => setTimeout(r, 1_500));
       await facade.post('{ catalogProducts(catalogId: "wake") }');
       const third = await facade.post('{ c: catalogProducts(catalogId: "target") }');

@@ -1,14 +1,9 @@
 // @module-tag redis-server
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { startRedis, untilConnected } from '../helpers/redis.ts';
 
 const servers = closedAfterEach();
-let redisPid: number | undefined;
-afterEach(() => {
-  if (redisPid) process.kill(redisPid, 'SIGCONT');
-  redisPid = undefined;
-});
 
 describe('a throttled PIM (429) while the shared Redis is frozen', () => {
   it('waits on Redis once for a stand-in, not once per retry', async () => {
@@ -28,8 +23,7 @@ describe('a throttled PIM (429) while the shared Redis is frozen', () => {
       PIM_BREAKER_THRESHOLD: '1000',
     });
     await untilConnected(redis, 2);
-    redisPid = Number(/process_id:(\d+)/.exec(await redis.client.info('server'))![1]);
-    process.kill(redisPid, 'SIGSTOP');
+    redis.freeze();
 
     const started = Date.now();
     const answer = await facade.post('{ catalogProducts(catalogId: "never-seen") }');
