@@ -57,9 +57,13 @@ const SENT = Symbol('response headers of a result to store');
 type Marks = { [KEY]?: string; [HIT]?: Entry; pim?: PimApi };
 type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<string, string> } };
 
-// A client asking past caches (a reload, `no-cache`) gets a result executed afresh.
-const asksPastCache = (headers: Headers) =>
-  /\b(no-cache|no-store|max-age=0)\b/i.test(headers.get('cache-control') ?? '');
+// A client asking past caches (a reload, `no-cache`) gets a result executed afresh. Without Cache-Control,
+// `Pragma: no-cache` (HTTP/1.0 clients and proxies) asks the same (RFC 9111 §5.4).
+const asksPastCache = (headers: Headers) => {
+  const cacheControl = headers.get('cache-control');
+  if (cacheControl === null) return /\bno-cache\b/i.test(headers.get('pragma') ?? '');
+  return /\b(no-cache|no-store|max-age=0)\b/i.test(cacheControl);
+};
 // Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
 // are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
 const marginS = 2;
