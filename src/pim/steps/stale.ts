@@ -62,17 +62,19 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const standsIn = (found: KeptAnswer | undefined) => found !== undefined && Date.now() <= found.errorUntil;
     const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
+      const invalidated = invalidatedSince(path);
+      const held = store.peek(key);
+      // Sent before an invalidation that came while it was out, and a copy read after that invalidation is held: that
+      // copy is newer than this answer (the PIM slow for it), and stays the last good one, whatever this answer is (one
+      // that may not be kept too: it ended the newer copy).
+      if (held && invalidated >= sentAt && held.storedAt > invalidated) return;
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
       // it must not stand in for the newer answer at the next outage.
       if (!kept || kept.hints.noStore) return void store.forget(key, true);
       const entry = keptEntry(kept, answer.freshness, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
-      const invalidated = invalidatedSince(path);
       if (invalidated >= sentAt) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
-      const held = store.peek(key);
-      // A copy read after that invalidation is newer than this one (the PIM slow for it): it stays the last good answer.
-      if (held && invalidated >= sentAt && held.storedAt > invalidated) return;
       // Served again from the HTTP cache (same production time, same body): the kept copy is already this one. Another
       // body produced within the second (a publish read right after the previous read) is newer, and kept.
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000 && held.text === entry.text) return;
