@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { isEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import { markInexact, maybeInexactIn, restoreInexact } from './exact-json.ts';
+import { markInexact, maybeInexactIn, parseMarked, restoreInexact } from './exact-json.ts';
 import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
@@ -80,10 +80,10 @@ function judge(text: string) {
   // Numbers a double cannot hold are marked before the one parse (exact-json.ts), in a body the pre-check picks.
   const raw = maybeInexactIn(text);
   const marked = raw === 0 ? undefined : markInexact(text);
-  const parsed = parseJson(marked?.text ?? text);
+  const parsed = marked ? parseJson(() => parseMarked(marked)) : parseJson(() => JSON.parse(text));
   const containers = containersIn(text);
   const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
-  const body = tooDeep || parsed === undefined || !marked ? parsed : restoreInexact(parsed, marked.raws, text);
+  const body = tooDeep || parsed === undefined || !marked ? parsed : restoreInexact(parsed, marked, text);
   return { body: tooDeep ? undefined : body, containers, raw, tooDeep };
 }
 
@@ -121,9 +121,9 @@ function plainAscii(text: string): string {
   });
 }
 
-function parseJson(text: string): unknown {
+function parseJson(parse: () => unknown): unknown {
   try {
-    return JSON.parse(text);
+    return parse();
   } catch {
     return undefined;
   }

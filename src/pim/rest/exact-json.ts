@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 /**
  * JSON read exactly: a number a double cannot hold (an integer past 2^53, a decimal of more than 15 significant digits,
  * one that overflows to Infinity or underflows to 0) is kept as its own text (JSON.rawJSON), which JSON.stringify
@@ -7,8 +5,8 @@ import { randomUUID } from 'node:crypto';
  *
  * Not JSON.parse's reviver: called for every value of the body, it took 20 to 80 times JSON.parse's time on a body
  * dense with numbers (a 2 MB page held the event loop a second). A body the pre-check picks is scanned once for its
- * numbers outside strings; those to keep are written as strings no body holds (a per-process nonce), the text is
- * parsed once, and the walk puts their text back.
+ * numbers outside strings; those to keep are written as strings no body holds (a NUL character and the number's index:
+ * a body holding `\u0000` is read with the reviver instead), the text is parsed once, and the walk puts their text back.
  */
 
 // Node 24's JSON.rawJSON (not yet in TypeScript's lib): JSON.stringify writes its text as it is.
@@ -18,13 +16,31 @@ const { rawJSON } = JSON as unknown as { rawJSON(text: string): unknown };
 export interface Marked {
   text: string;
   raws: string[];
+  /**
+   * The text as it is, to be read with JSON.parse's reviver (slower, but holding no marked copy): it holds `\u0000`, so
+   * a short marker could be one of its strings, and a nonce's (some 50 characters a number) made a body of short such
+   * numbers at the default limit more than the heap the image runs with.
+   */
+  revive?: true;
 }
+
+/** JSON.parse of a marked text (throws when it is no JSON). */
+export const parseMarked = ({ text, revive }: Marked): unknown =>
+  revive ? (JSON.parse as Reviving)(text, reviver) : JSON.parse(text);
+type Reviving = (
+  text: string,
+  reviver: (key: string, value: unknown, context?: { source?: string }) => unknown,
+) => unknown;
+const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
+  typeof value === 'number' && context?.source !== undefined && inexact(value, context.source)
+    ? rawJSON(context.source)
+    : value;
 
 /** JSON.parse, exactly (the text is known to be JSON: a kept copy). */
 export function parseExact(text: string): unknown {
   const marked = MAYBE_INEXACT.test(text) ? markInexact(text) : undefined;
-  const body = JSON.parse(marked?.text ?? text) as unknown;
-  return marked ? restoreInexact(body, marked.raws, text) : body;
+  const body = marked ? parseMarked(marked) : (JSON.parse(text) as unknown);
+  return marked ? restoreInexact(body, marked, text) : body;
 }
 
 /**
@@ -33,8 +49,13 @@ export function parseExact(text: string): unknown {
  */
 export function markInexact(text: string): Marked | undefined {
   const raws: string[] = [];
-  let sent = '';
+  // The parts of the marked text, joined once: a string added to per number (1.4 million `1e400` in a body at the
+  // default limit) held a tree of concatenations several times the body, past the heap the image runs with.
+  const parts: string[] = [];
   let copied = 0;
+  // A NUL character no string of this body holds (JSON writes one only as `\u0000`): a marker of a few characters, as
+  // short as the shortest such number (`1e400`). A body that holds one is read with the reviver (`revive`).
+  const revive = text.includes('\\u0000');
   const length = text.length;
   for (let i = 0; i < length;) {
     const c = text.charCodeAt(i);
@@ -69,30 +90,34 @@ export function markInexact(text: string): Marked | undefined {
       // Not a JSON number (`1.2.3…`, `012…`): a marker would make JSON of a body that is none.
       if (!JSON_NUMBER.test(source)) return undefined;
       if (inexact(Number(source), source)) {
-        sent += `${text.slice(copied, i)}${RAW_MARK_OPENED}${raws.length}"`;
+        // No marker: JSON.parse of the text as it is decides whether it is JSON.
+        if (revive) return { text, raws: [], revive };
+        parts.push(text.slice(copied, i), `${SHORT_MARK_OPENED}${raws.length}"`);
         copied = end;
         raws.push(source);
       }
     }
     i = end;
   }
-  return raws.length === 0 ? undefined : { text: sent + text.slice(copied), raws };
+  if (raws.length === 0) return undefined;
+  parts.push(text.slice(copied));
+  return { text: parts.join(''), raws };
 }
 
 /**
  * The marked text's parsed body with each marker replaced by its number's text (JSON.rawJSON), in place; undefined
  * when the `text` marked was no JSON after all.
  */
-export function restoreInexact(body: unknown, raws: readonly string[], text: string): unknown {
+export function restoreInexact(body: unknown, { raws }: Marked, text: string): unknown {
   // Walked without recursion (the stack need not hold the body's depth); stops once all are back.
   let left = raws.length;
   const pending: object[] = typeof body === 'object' && body !== null ? [body] : [];
-  const raw = (marker: string) => rawJSON(raws[Number(marker.slice(RAW_MARK.length))]!);
+  const raw = (marker: string) => rawJSON(raws[Number(marker.slice(SHORT_MARK.length))]!);
   const put = (container: Record<string | number, unknown>, key: string | number) => {
     const value = container[key];
     if (typeof value === 'object' && value !== null) pending.push(value);
     // Assigned as any other, an own `__proto__` key (JSON.parse makes one) shadows the prototype's setter.
-    else if (typeof value === 'string' && value.startsWith(RAW_MARK)) {
+    else if (typeof value === 'string' && value.startsWith(SHORT_MARK)) {
       container[key] = raw(value);
       left--;
     }
@@ -118,10 +143,11 @@ function isJson(text: string): boolean {
   }
 }
 
-// What stands for such a number while the text is parsed: a string no upstream body can know to hold.
-const RAW_MARK = `\u0000${randomUUID()}#`;
+// What stands for such a number while the text is parsed: a string starting with a NUL character, which a body without
+// `\u0000` cannot hold (a raw one in a string is no JSON, marked or not).
+const SHORT_MARK = '\u0000';
 // Its JSON string but the closing quote, made once: JSON.stringify per number took half the scan of a page of ids.
-const RAW_MARK_OPENED = JSON.stringify(RAW_MARK).slice(0, -1);
+const SHORT_MARK_OPENED = JSON.stringify(SHORT_MARK).slice(0, -1);
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
