@@ -16,6 +16,12 @@ export interface ByteAccount {
    */
   send(size: number): void;
   /**
+   * Counts `bytes` more of the response's own text as it is serialized (what the client chose to have repeated
+   * included: aliases and @defer/@stream labels, once per entity representation), or throws UPSTREAM_TOO_LARGE past
+   * a cap. The answers counted by `send` are in that text: the request holds the larger of the two.
+   */
+  wrote(bytes: number): void;
+  /**
    * The request's response is done: its bytes no longer count toward the process cap or its credential's share,
    * but for a body still being read into it (see {@link reading}).
    */
@@ -68,6 +74,7 @@ export function createByteLimits({
     open(credential: string): ByteAccount {
       let used = 0;
       let sent = 0;
+      let written = 0;
       // What this request adds to `held` while it counts: the larger of `used` and `sent`; once it stopped counting
       // (its response is done, nothing it sent is held any more), the bytes read since.
       let counted = 0;
@@ -131,6 +138,20 @@ export function createByteLimits({
           }
           hold(used, sent + size);
           sent += size;
+        },
+        wrote(bytes) {
+          const total = written + bytes;
+          if (total > maxRequestBytes) {
+            throw new PimError(
+              'UPSTREAM_TOO_LARGE',
+              `This response would send more than ${maxRequestBytes} bytes; ask for fewer fields, aliases or entities`,
+            );
+          }
+          if (total > sent) {
+            hold(used, total);
+            sent = total;
+          }
+          written = total;
         },
       };
     },
