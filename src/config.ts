@@ -490,10 +490,11 @@ function withoutSecrets(value: string | undefined): string | undefined {
       // Any `@` the two above left (no `scheme://` before them: `user:password@host`, `rediss:/user:password@host`;
       // or an authority they cannot read: `redis:///user:password@host`): all up to the last `@`.
       .replace(/^(?![a-z][a-z0-9+.-]*:\/\/(?:[^:/@]*:)?\*\*\*@).*@/is, '***@')
-      // The host left out, a password stands where the port goes (`redis://user:password`): anything but digits there,
-      // and all after it (a generated password may hold `/`, `?` or `#`, which cannot be told from a path or query); not
-      // a password the rules above already hid (`user:***@host`).
-      .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@?#]*:)(?!\d*(?:[/?#]|$)|\*\*\*@).*$/is, '$1***')
+      // The host left out, a password stands where the port goes (`redis://user:password`): anything but a port there
+      // (at most 5 digits) with no path or a database number's, and all after it (a generated password may hold `/`,
+      // `?` or `#`, which cannot be told from a path or query: `user:42/Ab+c` is no port and path); not a password the
+      // rules above already hid (`user:***@host`).
+      .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@?#]*:)(?!\d{0,5}(?:\/\d*)?(?:[?#]|$)|\*\*\*@).*$/is, '$1***')
       // A query or fragment may hold a key (past a line break too, which URL parsers drop).
       .replace(/([?#]).*$/s, '$1***')
   );

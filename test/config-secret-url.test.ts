@@ -23,6 +23,10 @@ describe('a refused URL setting whose scheme, authority or query is unusual', ()
     ['REDIS_URL', 'redis://default:s3cret/Passw0rd'],
     ['PIM_BASE_URL', 'https://svc-user:s3cret/Passw0rd'],
     ['REDIS_URL', 'redis://default:s3cret/Passw0rd/0'],
+    // …or one that starts with digits before its first `/`, which read as a port.
+    ['REDIS_URL', 'redis://default:42/s3cretPassw0rd'],
+    ['PIM_BASE_URL', 'https://svc-user:7/s3cretPassw0rd?x'],
+    ['REDIS_URL', 'redis://default:123456789/s3cretPassw0rd'],
   ])('%s=%s stops the start without printing the password', async (name, value) => {
     const { code, stderr } = await runProcess(process.execPath, ['src/main.ts'], {
       env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', PIM_BASE_URL: '', [name]: value },
