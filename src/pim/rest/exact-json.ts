@@ -5,8 +5,9 @@
  *
  * Not JSON.parse's reviver: called for every value of the body, it took 20 to 80 times JSON.parse's time on a body
  * dense with numbers (a 2 MB page held the event loop a second). A body the pre-check picks is scanned once for its
- * numbers outside strings; those to keep are written as strings no body holds (a NUL character and the number's index:
- * a body holding `\u0000` is read with the reviver instead), the text is parsed once, and the walk puts their text back.
+ * numbers outside strings; those to keep are written as strings no body holds (a control character the body does not
+ * write, NUL first, and the number's index: only a body writing every such character is read with the reviver), the
+ * text is parsed once, and the walk puts their text back.
  */
 
 // Node 24's JSON.rawJSON (not yet in TypeScript's lib): JSON.stringify writes its text as it is.
@@ -16,10 +17,12 @@ const { rawJSON } = JSON as unknown as { rawJSON(text: string): unknown };
 export interface Marked {
   text: string;
   raws: string[];
+  /** The character each marker starts with (none of the body's strings holds it). */
+  mark: string;
   /**
-   * The text as it is, to be read with JSON.parse's reviver (slower, but holding no marked copy): it holds `\u0000`, so
-   * a short marker could be one of its strings, and a nonce's (some 50 characters a number) made a body of short such
-   * numbers at the default limit more than the heap the image runs with.
+   * The text as it is, to be read with JSON.parse's reviver (slower, but holding no marked copy): it writes every
+   * control character a short marker could start with, so one could be one of its strings, and a nonce's (some 50
+   * characters a number) made a body of short such numbers at the default limit more than the heap the image runs with.
    */
   revive?: true;
 }
@@ -53,9 +56,13 @@ export function markInexact(text: string): Marked | undefined {
   // default limit) held a tree of concatenations several times the body, past the heap the image runs with.
   const parts: string[] = [];
   let copied = 0;
-  // A NUL character no string of this body holds (JSON writes one only as `\u0000`): a marker of a few characters, as
-  // short as the shortest such number (`1e400`). A body that holds one is read with the reviver (`revive`).
-  const revive = text.includes('\\u0000');
+  // A control character no string of this body holds (JSON writes one only as its `\u00XX` escape): a marker of a few
+  // characters, as short as the shortest such number (`1e400`). A body that writes them all is read with the reviver.
+  // (Only NUL, as before, sent every body holding one `\u0000`, a C string imported with its end, to the reviver: an
+  // 8 MiB page held the event loop 4.6 s.)
+  const mark = MARKS.find((escape) => !text.includes(escape));
+  const revive = mark === undefined;
+  const opened = mark === undefined ? '' : `"${mark}`;
   const length = text.length;
   for (let i = 0; i < length;) {
     const c = text.charCodeAt(i);
@@ -91,8 +98,8 @@ export function markInexact(text: string): Marked | undefined {
       if (!JSON_NUMBER.test(source)) return undefined;
       if (inexact(Number(source), source)) {
         // No marker: JSON.parse of the text as it is decides whether it is JSON.
-        if (revive) return { text, raws: [], revive };
-        parts.push(text.slice(copied, i), `${SHORT_MARK_OPENED}${raws.length}"`);
+        if (revive) return { text, raws: [], mark: '', revive };
+        parts.push(text.slice(copied, i), `${opened}${raws.length}"`);
         copied = end;
         raws.push(source);
       }
@@ -101,23 +108,23 @@ export function markInexact(text: string): Marked | undefined {
   }
   if (raws.length === 0) return undefined;
   parts.push(text.slice(copied));
-  return { text: parts.join(''), raws };
+  return { text: parts.join(''), raws, mark: JSON.parse(`"${mark}"`) as string };
 }
 
 /**
  * The marked text's parsed body with each marker replaced by its number's text (JSON.rawJSON), in place; undefined
  * when the `text` marked was no JSON after all.
  */
-export function restoreInexact(body: unknown, { raws }: Marked, text: string): unknown {
+export function restoreInexact(body: unknown, { raws, mark }: Marked, text: string): unknown {
   // Walked without recursion (the stack need not hold the body's depth); stops once all are back.
   let left = raws.length;
   const pending: object[] = typeof body === 'object' && body !== null ? [body] : [];
-  const raw = (marker: string) => rawJSON(raws[Number(marker.slice(SHORT_MARK.length))]!);
+  const raw = (marker: string) => rawJSON(raws[Number(marker.slice(mark.length))]!);
   const put = (container: Record<string | number, unknown>, key: string | number) => {
     const value = container[key];
     if (typeof value === 'object' && value !== null) pending.push(value);
     // Assigned as any other, an own `__proto__` key (JSON.parse makes one) shadows the prototype's setter.
-    else if (typeof value === 'string' && value.startsWith(SHORT_MARK)) {
+    else if (typeof value === 'string' && value.startsWith(mark)) {
       container[key] = raw(value);
       left--;
     }
@@ -143,11 +150,12 @@ function isJson(text: string): boolean {
   }
 }
 
-// What stands for such a number while the text is parsed: a string starting with a NUL character, which a body without
-// `\u0000` cannot hold (a raw one in a string is no JSON, marked or not).
-const SHORT_MARK = '\u0000';
-// Its JSON string but the closing quote, made once: JSON.stringify per number took half the scan of a page of ids.
-const SHORT_MARK_OPENED = JSON.stringify(SHORT_MARK).slice(0, -1);
+// What such a number's marker starts with, as the text writes it: a control character, which a body not writing its
+// escape cannot hold (a raw one in a string is no JSON, marked or not). Those whose escape has digits only (`\u000b`
+// has a `\u000B` too; `\n` another form), tried in order: made once, JSON.stringify per number took half the scan.
+const MARKS = [...Array(8).keys(), ...Array.from({ length: 10 }, (_, i) => 0x10 + i)].map((code) =>
+  JSON.stringify(String.fromCharCode(code)).slice(1, -1),
+);
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
