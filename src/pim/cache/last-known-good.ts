@@ -31,17 +31,20 @@ export interface LastKnownGoodOptions {
  * used out past the byte bound, and in Redis when given, so any instance can serve what one saw.
  */
 export interface LastKnownGood {
-  /** Keeps `entry` until the last moment it may be used. */
-  keep(key: string, entry: KeptAnswer): void;
+  /**
+   * Keeps `entry` until the last moment it may be used; with `unlessAfter` (an answer to a call sent before that
+   * invalidation), not over a copy in Redis produced after it (another instance's, read after the invalidation).
+   */
+  keep(key: string, entry: KeptAnswer, unlessAfter?: number): void;
   /** The in-process entry, without touching Redis: the check on every call. */
   peek(key: string): KeptAnswer | undefined;
   /** The in-process entry, else Redis's: the check after a failed call. */
   find(key: string): Promise<KeptAnswer | undefined>;
   /**
    * Drops the entry here and in Redis: the PIM has answered that URL and credential with a verdict, or (`byAnswer`)
-   * with a newer answer that may not be kept.
+   * with a newer answer that may not be kept; with `unlessAfter`, not a copy in Redis produced after that time.
    */
-  forget(key: string, byAnswer?: boolean): void;
+  forget(key: string, byAnswer?: boolean, unlessAfter?: number): void;
   /** Bytes the in-process copies weigh now, as the bound counts them. */
   bytes(): number;
   /** Copies are kept in Redis too: {@link find} may find one this instance never kept. */
@@ -100,31 +103,47 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     if (ttl > 0 && weight(entry, key) <= maxBytes) memory.set(key, entry, { ttl });
     else memory.delete(key);
   };
+  // Whether Redis holds a copy produced after `at` (read after an invalidation at `at`, by another instance): an answer
+  // to a call sent before it must neither replace nor end that copy. Unreadable: taken as one, which stays.
+  const sharedAfter = async (key: string, at: number | undefined) => {
+    if (at === undefined || !shared || !copies) return false;
+    const { redis, within } = shared;
+    const stored = await within(() => redis.get(copies.key(key))).catch((error: unknown) => (fail(error), null));
+    if (stored === null) return false;
+    const times = parseTimes(stored);
+    return times === undefined || times.storedAt > at;
+  };
   return {
-    keep(key, entry) {
+    keep(key, entry, unlessAfter) {
       remember(key, entry);
       const ttl = lastUse(entry) - Date.now();
       if (!shared || !copies || ttl <= 0) return;
       const { text, ...times } = entry;
       const stored = `${JSON.stringify(times)}\n${text}`;
-      shared
-        .within(() => copies.store(key, stored, ttl, redisBounds))
-        .then(
-          // Redis holds this copy now (or none, too big for its bound), whatever its storedAt (an estimate from the
-          // PIM's Age): no earlier mark is about it.
-          () => (ended.delete(key), superseded.delete(key)),
-          (error: unknown) => {
-            // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
-            // when too big for it, or once evicted).
-            markUpTo(superseded, key, entry.storedAt - 1);
-            fail(error);
-          },
-        );
+      const store = () =>
+        shared
+          .within(() => copies.store(key, stored, ttl, redisBounds))
+          .then(
+            // Redis holds this copy now (or none, too big for its bound), whatever its storedAt (an estimate from the
+            // PIM's Age): no earlier mark is about it.
+            () => (ended.delete(key), superseded.delete(key)),
+            (error: unknown) => {
+              // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
+              // when too big for it, or once evicted).
+              markUpTo(superseded, key, entry.storedAt - 1);
+              fail(error);
+            },
+          );
+      // Sent at once when nothing is to be checked first: in order with the forgets and keeps around it.
+      if (unlessAfter === undefined) return void store();
+      void sharedAfter(key, unlessAfter).then((newer) => newer || store());
     },
     peek: (key) => memory.get(key),
-    forget(key, byAnswer = false) {
+    forget(key, byAnswer = false, unlessAfter) {
       memory.delete(key);
-      if (shared && copies) void forgetShared(key, byAnswer ? superseded : ended);
+      if (!shared || !copies) return;
+      if (unlessAfter === undefined) return void forgetShared(key, byAnswer ? superseded : ended);
+      void sharedAfter(key, unlessAfter).then((newer) => newer || forgetShared(key, byAnswer ? superseded : ended));
     },
     bytes: () => memory.calculatedSize,
     shared: copies !== undefined,
@@ -145,17 +164,23 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
 
 const TIMES = ['storedAt', 'freshUntil', 'revalidateUntil', 'errorUntil'] as const;
 
-// A copy this version cannot read (cut short, or written in another shape) is no copy: served, it would fail its
-// field with an unexpected error in place of the outage's own. Read only when a call has failed.
-function parse(stored: string): KeptAnswer | undefined {
+// A copy's times, the line before its text; undefined when unreadable.
+function parseTimes(stored: string): Omit<KeptAnswer, 'text'> | undefined {
   const newline = stored.indexOf('\n');
   try {
     const times = JSON.parse(stored.slice(0, newline)) as Record<(typeof TIMES)[number], unknown> | null;
-    const text = stored.slice(newline + 1);
-    if (newline < 0 || !TIMES.every((name) => Number.isFinite(times?.[name])) || !isEnvelopeText(text))
-      return undefined;
-    return { ...(times as Omit<KeptAnswer, 'text'>), text };
+    if (newline < 0 || !TIMES.every((name) => Number.isFinite(times?.[name]))) return undefined;
+    return times as Omit<KeptAnswer, 'text'>;
   } catch {
     return undefined;
   }
+}
+
+// A copy this version cannot read (cut short, or written in another shape) is no copy: served, it would fail its
+// field with an unexpected error in place of the outage's own. Read only when a call has failed.
+function parse(stored: string): KeptAnswer | undefined {
+  const times = parseTimes(stored);
+  const text = stored.slice(stored.indexOf('\n') + 1);
+  if (times === undefined || !isEnvelopeText(text)) return undefined;
+  return { ...times, text };
 }

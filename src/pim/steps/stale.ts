@@ -60,17 +60,32 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const refreshing = new Set<string>();
     // Whether a copy in Redis (another instance's) would stand in for a call now.
     const standsIn = (found: KeptAnswer | undefined) => found !== undefined && Date.now() <= found.errorUntil;
+    // Sent before an invalidation that came while it was out, and a copy read after that invalidation is held: that
+    // copy is newer than this call's answer (the PIM slow for it), and stays the last good one, whatever this answer is
+    // (one that may not be kept, or a verdict: it ended the newer copy).
+    const outdated = (key: string, path: string, sentAt: number) => {
+      const invalidated = invalidatedSince(path);
+      const held = store.peek(key);
+      return held !== undefined && invalidated >= sentAt && held.storedAt > invalidated;
+    };
+    // When it was sent before an invalidation of its path: that invalidation's time (a copy read after it is newer).
+    const lateOf = (path: string, sentAt: number) => {
+      const invalidated = invalidatedSince(path);
+      return invalidated >= sentAt ? invalidated : undefined;
+    };
+    // A verdict ends the kept copy, but for one read after an invalidation its call was sent before.
+    const endWith = (key: string, path: string, sentAt: number, error: unknown) =>
+      void (endsKeptCopy(error) && !outdated(key, path, sentAt) && store.forget(key, false, lateOf(path, sentAt)));
     const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
       const invalidated = invalidatedSince(path);
       const held = store.peek(key);
-      // Sent before an invalidation that came while it was out, and a copy read after that invalidation is held: that
-      // copy is newer than this answer (the PIM slow for it), and stays the last good one, whatever this answer is (one
-      // that may not be kept too: it ended the newer copy).
-      if (held && invalidated >= sentAt && held.storedAt > invalidated) return;
+      if (outdated(key, path, sentAt)) return;
+      // Sent before an invalidation: not over a copy another instance read after it (in Redis), which this one never saw.
+      const late = lateOf(path, sentAt);
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
       // it must not stand in for the newer answer at the next outage.
-      if (!kept || kept.hints.noStore) return void store.forget(key, true);
+      if (!kept || kept.hints.noStore) return void store.forget(key, true, late);
       const entry = keptEntry(kept, answer.freshness, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
@@ -80,10 +95,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000 && held.text === entry.text) return;
       // Kept while it may stand in for a failure, even when it stays fresh longer: a purge, an eviction or a lost
       // Redis may take the HTTP cache's copy first.
-      if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry);
+      if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry, late);
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
-      else if (held || kept.hints.mustRevalidate) store.forget(key, true);
+      else if (held || kept.hints.mustRevalidate) store.forget(key, true, late);
     };
     // The refresh is the credential's own call through the same queue and breaker; no client waits on it.
     const refresh = (
@@ -98,7 +113,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       next(request, { headers, queueKey, partition, bytes, deadline: sentAt + options.refreshBudgetMs })
         .then(
           (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
-          (error: unknown) => void (endsKeptCopy(error) && store.forget(key)),
+          (error: unknown) => endWith(key, request.path, sentAt, error),
         )
         .finally(() => (bytes.release(), refreshing.delete(key)));
     };
@@ -121,8 +136,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Looked up once a call, and used by its failure too: each retry asking again waited REDIS_TIMEOUT_MS on a silent
       // Redis again.
       let lookup: Promise<KeptAnswer | undefined> | undefined;
+      const sentAt = Date.now();
       try {
-        const sentAt = Date.now();
         // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
         const answer = await next(
           request,
@@ -143,7 +158,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       } catch (error) {
         // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
         // readiness probe's own call (a made-up id) has no copy to end.
-        if (!own && endsKeptCopy(error)) store.forget(key);
+        if (!own) endWith(key, request.path, sentAt, error);
         if (own || !isOutage(error)) throw error;
         const found = await (lookup ?? store.find(key));
         if (!found || Date.now() > found.errorUntil) throw error;
