@@ -60,36 +60,33 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const refreshing = new Set<string>();
     // Whether a copy in Redis (another instance's) would stand in for a call now.
     const standsIn = (found: KeptAnswer | undefined) => found !== undefined && Date.now() <= found.errorUntil;
-    // Sent before an invalidation that came while it was out, and a copy read after that invalidation is held: that
-    // copy is newer than this call's answer (the PIM slow for it), and stays the last good one, whatever this answer is
-    // (one that may not be kept, or a verdict: it ended the newer copy).
-    const outdated = (key: string, path: string, sentAt: number) => {
-      const invalidated = invalidatedSince(path);
-      const held = store.peek(key);
-      return held !== undefined && invalidated >= sentAt && held.storedAt > invalidated;
-    };
-    // When it was sent before an invalidation of its path: that invalidation's time (a copy read after it is newer).
+    // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
     const lateOf = (path: string, sentAt: number) => {
       const invalidated = invalidatedSince(path);
       return invalidated >= sentAt ? invalidated : undefined;
     };
-    // A verdict ends the kept copy, but for one read after an invalidation its call was sent before.
-    const endWith = (key: string, path: string, sentAt: number, error: unknown) =>
-      void (endsKeptCopy(error) && !outdated(key, path, sentAt) && store.forget(key, false, lateOf(path, sentAt)));
+    // A copy read after that invalidation is newer than such a call's answer (the PIM slow for it), and stays the last
+    // good one whatever the answer is (one that may not be kept, or a verdict: it ended the newer copy).
+    const newerHeld = (held: KeptAnswer | undefined, late: number | undefined) =>
+      late !== undefined && held !== undefined && held.storedAt > late;
+    // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
+    const endWith = (key: string, path: string, sentAt: number, error: unknown) => {
+      if (!endsKeptCopy(error)) return;
+      const late = lateOf(path, sentAt);
+      if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
+    };
     const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
-      const invalidated = invalidatedSince(path);
-      const held = store.peek(key);
-      if (outdated(key, path, sentAt)) return;
-      // Sent before an invalidation: not over a copy another instance read after it (in Redis), which this one never saw.
       const late = lateOf(path, sentAt);
+      const held = store.peek(key);
+      if (newerHeld(held, late)) return;
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
       // it must not stand in for the newer answer at the next outage.
       if (!kept || kept.hints.noStore) return void store.forget(key, true, late);
       const entry = keptEntry(kept, answer.freshness, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
-      if (invalidated >= sentAt) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
+      if (late !== undefined) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
       // Served again from the HTTP cache (same production time, same body): the kept copy is already this one. Another
       // body produced within the second (a publish read right after the previous read) is newer, and kept.
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000 && held.text === entry.text) return;
