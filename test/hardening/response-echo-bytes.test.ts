@@ -1,6 +1,7 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
+import { unreadPost } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { echo } from '../helpers/upstream.ts';
 
@@ -16,21 +17,6 @@ const aliasQuery = `query($r: [_Any!]!) { _entities(representations: $r) { ... o
 ).join(' ')} } } }`;
 // One @stream label of 55,000 characters: each streamed item carries it.
 const labelQuery = `query($r: [_Any!]!) { _entities(representations: $r) @stream(label: "${'L'.repeat(55_000)}") { __typename } }`;
-
-/** Sends one POST on a raw socket and never reads the answer. */
-function stopReading(port: number, body: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(
-        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      socket.pause();
-      resolve(socket);
-    });
-    socket.on('error', () => undefined).once('error', reject);
-    onTestFinished(() => void socket.destroy());
-  });
-}
 
 it('bounds what one response sends by PIM_MAX_REQUEST_BYTES, names and labels echoed included', async () => {
   const { upstream, facade } = await servers.start(echo, { PIM_MAX_REQUEST_BYTES: '1000000' });
@@ -53,7 +39,7 @@ it('counts an unread answer of echoed names toward PIM_MAX_INFLIGHT_BYTES', asyn
   const body = JSON.stringify({ query: aliasQuery, variables: { r: representations } });
   // Clients that never read: each answer waits in the server's memory (40 of them took it past 680 MB RSS).
   const readers: Socket[] = [];
-  for (let i = 0; i < 3; i++) readers.push(await stopReading(facade.port, body));
+  for (let i = 0; i < 3; i++) readers.push(await unreadPost(facade.port, body));
   await sleep(500);
   const answer = await facade.post(aliasQuery, { r: representations });
   expect(answer.text.length, 'the process held 3 unread 5.8 MB answers and built another').toBeLessThan(100_000);

@@ -1,26 +1,13 @@
-import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
+import { unreadPost } from '../helpers/burst.ts';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { aliasesOf, largePage } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
 
-/** Sends one POST on a raw socket and never reads the answer: a client that stopped reading. */
-function stopReading(port: number, query: string): Promise<Socket> {
-  const body = JSON.stringify({ query });
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(
-        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      socket.pause();
-      resolve(socket);
-    });
-    socket.on('error', () => undefined).once('error', reject);
-    onTestFinished(() => void socket.destroy());
-  });
-}
+/** A client that stopped reading, its request the query alone. */
+const stopReading = (port: number, query: string) => unreadPost(port, JSON.stringify({ query }));
 
 // A client that stops reading its answer once held it in the server's memory for as long as it kept the
 // connection open: its bytes stopped counting toward PIM_MAX_INFLIGHT_BYTES as soon as the answer was

@@ -73,6 +73,21 @@ export function heldPost(port: number, key: string): Promise<Socket> {
   });
 }
 
+/** Sends one whole POST (`body`, JSON) on a raw socket and never reads the answer: a client that stopped reading. */
+export function unreadPost(port: number, body: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      socket.pause();
+      resolve(socket);
+    });
+    socket.on('error', () => undefined).once('error', reject);
+    onTestFinished(() => void socket.destroy());
+  });
+}
+
 /** Writes `head` (a request, its body cut short) and holds the connection open: what the server sent until it closed. */
 export function untilServerCloses(port: number, head: string): Promise<string> {
   return new Promise((resolve) => {
