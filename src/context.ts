@@ -41,6 +41,8 @@ interface RequestState extends Omit<PimContext, 'pim'> {
   responded: boolean;
   /** Served by node:http: the bytes count until the response is out (`close`), however slowly it is read. */
   untilClosed: boolean;
+  /** A result was refused as it was serialized (UPSTREAM_TOO_LARGE in place of its text). */
+  refused?: boolean;
 }
 
 /** Yoga's context, and the node:http response when node:http serves the request (not `yoga.fetch`). */
@@ -179,13 +181,18 @@ export function createContextFactory({
     // What the response sends counts as it is serialized: a 63 KB request naming 15 aliases of 3,900 characters had
     // them repeated for 100 entity representations, 5.8 MB held for a client that never read it, counted nowhere.
     onResultProcess: ({ request, result, setResult }) => {
-      const account = contexts.get(request)?.upstreamBytes;
-      if (!account) return;
-      if (isAsyncIterable(result)) return setResult(mapAsyncIterator(result, (part) => counted(part, account)));
-      for (const one of Array.isArray(result) ? result : [result]) counted(one, account);
-    },
-    onResponse: ({ request }) => {
       const state = contexts.get(request);
+      if (!state) return;
+      const refuse = () => void (state.refused = true);
+      if (isAsyncIterable(result))
+        return setResult(mapAsyncIterator(result, (part) => counted(part, state.upstreamBytes, refuse)));
+      for (const one of Array.isArray(result) ? result : [result]) counted(one, state.upstreamBytes, refuse);
+    },
+    onResponse: ({ request, response }) => {
+      const state = contexts.get(request);
+      // The Cache-Control (and tags) were those of the result the refusal replaced: HTTP caching (the next plugin)
+      // gives a response without one its no-store, as any refusal's.
+      if (state?.refused) response.headers.delete('cache-control');
       if (state) state.responded = true;
       settle(state);
     },
@@ -200,7 +207,7 @@ type Serialized = { data?: unknown; hasNext?: boolean; stringify?: (result: unkn
  * Makes the serialization of `result` (a whole result, or one part of a stream) count its UTF-8 bytes toward the
  * request's account; past a cap the client gets an UPSTREAM_TOO_LARGE error in place of the text.
  */
-function counted<R>(result: R, account: ByteAccount): R {
+function counted<R>(result: R, account: ByteAccount, onRefused: () => void): R {
   const serialized = result as Serialized;
   const stringify = serialized.stringify ?? JSON.stringify;
   serialized.stringify = (sanitized) => {
@@ -210,6 +217,7 @@ function counted<R>(result: R, account: ByteAccount): R {
       return text;
     } catch (error) {
       if (!(error instanceof PimError)) throw error;
+      onRefused();
       const errors = [{ message: error.message, extensions: { code: error.code } }];
       const data = 'data' in serialized ? { data: null } : {};
       const hasNext = serialized.hasNext === undefined ? {} : { hasNext: serialized.hasNext };
