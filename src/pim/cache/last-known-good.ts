@@ -113,6 +113,21 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     const times = parseTimes(stored);
     return times === undefined || times.storedAt > at;
   };
+  // Keys whose write waits on that GET: the ticket of the latest. A keep or forget that comes meanwhile is the outcome
+  // of a later call (or of one sent after the invalidation): the waiting write is dropped, not sent after it (which
+  // would put the older answer back over the newer in Redis, or delete the newer copy).
+  const waiting = new Map<string, number>();
+  let tickets = 0;
+  const inOrder = (key: string, unlessAfter: number | undefined, write: () => unknown) => {
+    if (unlessAfter === undefined) return void (waiting.delete(key), write());
+    const ticket = ++tickets;
+    waiting.set(key, ticket);
+    void sharedAfter(key, unlessAfter).then((newer) => {
+      if (waiting.get(key) !== ticket) return;
+      waiting.delete(key);
+      if (!newer) write();
+    });
+  };
   return {
     keep(key, entry, unlessAfter) {
       remember(key, entry);
@@ -135,15 +150,13 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
             },
           );
       // Sent at once when nothing is to be checked first: in order with the forgets and keeps around it.
-      if (unlessAfter === undefined) return void store();
-      void sharedAfter(key, unlessAfter).then((newer) => newer || store());
+      inOrder(key, unlessAfter, store);
     },
     peek: (key) => memory.get(key),
     forget(key, byAnswer = false, unlessAfter) {
       memory.delete(key);
       if (!shared || !copies) return;
-      if (unlessAfter === undefined) return void forgetShared(key, byAnswer ? superseded : ended);
-      void sharedAfter(key, unlessAfter).then((newer) => newer || forgetShared(key, byAnswer ? superseded : ended));
+      inOrder(key, unlessAfter, () => forgetShared(key, byAnswer ? superseded : ended));
     },
     bytes: () => memory.calculatedSize,
     shared: copies !== undefined,
