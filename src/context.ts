@@ -9,6 +9,7 @@ import type { InputLimits, PimRequest } from './pim/rest/endpoints.ts';
 import { requestIdOf } from './observability/plugins/request-log.ts';
 import { withErrorContract } from './errors.ts';
 import { requestSlot } from './plugins/request-slot.ts';
+import { sentInstead } from './plugins/operation.ts';
 
 /** What this server adds to Yoga's context. */
 export interface PimContext {
@@ -184,8 +185,13 @@ export function createContextFactory({
       const state = contexts.get(request);
       if (!state) return;
       const refuse = () => void (state.refused = true);
-      if (isAsyncIterable(result))
-        return setResult(mapAsyncIterator(result, (part) => counted(part, state.upstreamBytes, refuse)));
+      if (isAsyncIterable(result)) {
+        // A stream ends at its refused part: the parts after it may deliver into data the client never got.
+        let refusedPart = false;
+        const refusePart = () => ((refusedPart = true), refuse());
+        const parts = mapAsyncIterator(result, (part) => counted(part, state.upstreamBytes, refusePart));
+        return setResult(until(parts, () => refusedPart));
+      }
       for (const one of Array.isArray(result) ? result : [result]) counted(one, state.upstreamBytes, refuse);
     },
     onResponse: ({ request, response }) => {
@@ -219,12 +225,35 @@ function counted<R>(result: R, account: ByteAccount, onRefused: () => void): R {
       if (!(error instanceof PimError)) throw error;
       onRefused();
       const errors = [{ message: error.message, extensions: { code: error.code } }];
+      // What the metrics count: the errors sent, not those of the result refused.
+      sentInstead(serialized, errors);
       const data = 'data' in serialized ? { data: null } : {};
-      const hasNext = serialized.hasNext === undefined ? {} : { hasNext: serialized.hasNext };
+      // The last part of its stream (see `until`).
+      const hasNext = serialized.hasNext === undefined ? {} : { hasNext: false };
       return JSON.stringify({ ...data, errors, ...hasNext });
     }
   };
   return result;
+}
+
+/** `parts` until `ended` says so: then done, `parts` returned (its deferred work stopped, its onEnd hooks run). */
+function until<T>(parts: AsyncIterableIterator<T>, ended: () => boolean): AsyncIterableIterator<T> {
+  let returned = false;
+  const finish = async (value?: unknown): Promise<IteratorResult<T>> => {
+    if (!returned) {
+      returned = true;
+      await parts.return?.(value);
+    }
+    return { done: true, value: undefined };
+  };
+  return {
+    next: () => (ended() ? finish() : parts.next()),
+    return: finish,
+    throw: (error: unknown) => (parts.throw ? parts.throw(error) : Promise.reject(error)),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }
 
 /**

@@ -5,8 +5,16 @@ export type ResultPart = { errors?: readonly GraphQLFormattedError[]; incrementa
 
 const none: GraphQLFormattedError[] = [];
 
-/** Every error a response (part) carries, deferred parts included. */
+// Results (or parts) whose text was refused as it was serialized (context.ts): the errors sent in their place.
+const refused = new WeakMap<object, readonly GraphQLFormattedError[]>();
+
+/** `part` went out as `errors` alone: its own data and errors were never sent. */
+export const sentInstead = (part: object, errors: readonly GraphQLFormattedError[]) => void refused.set(part, errors);
+
+/** Every error a response (part) carries, deferred parts included; once serialized, those it was sent with. */
 export function errorsOf(part: ResultPart): readonly GraphQLFormattedError[] {
+  const instead = refused.get(part);
+  if (instead) return instead;
   // Most responses have no errors: nothing to allocate for them.
   if (part.incremental === undefined) return part.errors ?? none;
   return [...(part.errors ?? []), ...part.incremental.flatMap(errorsOf)];

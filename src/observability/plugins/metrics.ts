@@ -46,9 +46,20 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
   const countErrors = (result: ResultPart) => {
     for (const error of errorsOf(result)) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
   };
-  // A whole result with errors waits for its response, where plugins/refusal-messages.ts may give its one error the
-  // code of its status (Yoga's 405 and 413 say BAD_REQUEST).
-  const withErrors = new WeakMap<Request, ResultPart[]>();
+  // A stream's part counts once serialized: context.ts may then have sent an UPSTREAM_TOO_LARGE error in its place.
+  const countWhenSent = <P extends { stringify?: ((out: never) => string) | undefined }>(part: P): P => {
+    const own = part.stringify;
+    if (!own) return (countErrors(part as ResultPart), part);
+    part.stringify = (out: never) => {
+      const text = own(out);
+      countErrors(part as ResultPart);
+      return text;
+    };
+    return part;
+  };
+  // A whole result waits for its response: serialized, it may have been refused (context.ts), and
+  // plugins/refusal-messages.ts may give its one error the code of its status (Yoga's 405 and 413 say BAD_REQUEST).
+  const results = new WeakMap<Request, ResultPart[]>();
   return {
     // Synchronous for every other path: a GraphQL request goes on without a promise.
     onRequest({ url, request, endResponse, fetchAPI }) {
@@ -83,15 +94,15 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
       if (request.signal.aborted) return disconnected(request);
       if (!isAsyncIterable(result)) {
-        const parts = Array.isArray(result) ? result : [result];
-        if (parts.some((part) => errorsOf(part).length > 0)) withErrors.set(request, parts);
+        results.set(request, Array.isArray(result) ? result : [result]);
         return;
       }
-      setResult(mapAsyncIterator(result, (part) => (countErrors(part), part)));
+      setResult(mapAsyncIterator(result, countWhenSent));
     },
     onResponse({ request, response, serverContext }) {
-      const parts = withErrors.get(request);
-      if (parts) withErrors.delete(request);
+      const all = results.get(request);
+      if (all) results.delete(request);
+      const parts = all?.some((part) => errorsOf(part).length > 0) ? all : undefined;
       if (request.signal.aborted) return;
       // A refusal rewritten to its status's code, or one answered without a result (Yoga's 404 and 406, a 415).
       const code =

@@ -1,0 +1,75 @@
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { cacheableEcho, echo } from '../helpers/upstream.ts';
+
+const servers = closedAfterEach();
+
+async function tooLarge(facade: { get: (path: string) => Promise<{ text: string }> }): Promise<number> {
+  const text = (await facade.get('/metrics')).text;
+  return Number(/^graphql_errors_total\{code="UPSTREAM_TOO_LARGE"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+}
+
+// Ten aliases of 400 characters of one cacheable search: ~1 KB of answers counted by send(), a text of ~5 KB.
+const query = `{ ${Array.from({ length: 10 }, (_, i) => `a${i}${'_'.repeat(400)}: catalogProducts(catalogId: "C")`).join(' ')} }`;
+
+it('counts a result refused as it is serialized in graphql_errors_total', async () => {
+  const { facade } = await servers.start(cacheableEcho(60), { PIM_MAX_REQUEST_BYTES: '4000' });
+  const before = await tooLarge(facade);
+  const answer = await facade.get(`/graphql?query=${encodeURIComponent(query)}`);
+  expect(answer.body?.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TOO_LARGE');
+  expect(await tooLarge(facade), 'graphql_errors_total{code="UPSTREAM_TOO_LARGE"} after a refused answer').toBe(
+    before + 1,
+  );
+});
+
+const representations = Array.from({ length: 100 }, (_, i) => ({ __typename: 'Catalog', catalogId: String(i) }));
+// Each streamed item carries the 55,000-character label: the 19th passes 1,000,000 bytes.
+const labelQuery = `query($r: [_Any!]!) { _entities(representations: $r) @stream(label: "${'L'.repeat(55_000)}") { __typename } }`;
+
+it('ends a stream at its first refused part, and counts that refusal', async () => {
+  const { facade } = await servers.start(echo, { PIM_MAX_REQUEST_BYTES: '1000000' });
+  const before = await tooLarge(facade);
+  const streamed = await facade.post(labelQuery, { r: representations }, { accept: 'multipart/mixed' });
+  expect(streamed.status).toBe(200);
+  const refusals = streamed.text.split('UPSTREAM_TOO_LARGE').length - 1;
+  expect(refusals, 'refused parts sent in one stream').toBe(1);
+  expect(streamed.text).toMatch(/"hasNext":false/);
+  expect(await tooLarge(facade), 'graphql_errors_total{code="UPSTREAM_TOO_LARGE"} after a refused part').toBe(
+    before + 1,
+  );
+});
+
+// A deferred fragment of 100 representations × 3 aliases of 3,900 characters (1.2 MB, no PIM call) is refused; another
+// one, waiting on a slow PIM answer, would come after it.
+const deferQuery = `query($r: [_Any!]!) {
+  __typename
+  ... @defer(label: "big") { _entities(representations: $r) { ... on Catalog { ${Array.from(
+    { length: 3 },
+    (_, i) => `a${i}${'_'.repeat(3_900)}: __typename`,
+  ).join(' ')} } } }
+  ... @defer(label: "slow") { catalogProducts(catalogId: "C") }
+}`;
+
+it('sends nothing of a stream after its refused part', async () => {
+  const slow = (req: Parameters<typeof echo>[0], res: Parameters<typeof echo>[1]) =>
+    void setTimeout(() => echo(req, res), 300);
+  const { facade } = await servers.start(slow, { PIM_MAX_REQUEST_BYTES: '1000000' });
+  const streamed = await facade.post(deferQuery, { r: representations }, { accept: 'multipart/mixed' });
+  expect(streamed.status).toBe(200);
+  const [, after = ''] = streamed.text.split('UPSTREAM_TOO_LARGE');
+  expect(streamed.text).toContain('UPSTREAM_TOO_LARGE');
+  expect(after, 'parts sent after the refused one').not.toContain('catalogProducts');
+  expect(after).toMatch(/"hasNext":false/);
+});
+
+it('ends an event stream after its refused part too', async () => {
+  const slow = (req: Parameters<typeof echo>[0], res: Parameters<typeof echo>[1]) =>
+    void setTimeout(() => echo(req, res), 300);
+  const { facade } = await servers.start(slow, { PIM_MAX_REQUEST_BYTES: '1000000' });
+  const streamed = await facade.post(deferQuery, { r: representations }, { accept: 'text/event-stream' });
+  expect(streamed.status).toBe(200);
+  const [, after = ''] = streamed.text.split('UPSTREAM_TOO_LARGE');
+  expect(after, 'events sent after the refused one').not.toContain('catalogProducts');
+  expect(after).toMatch(/"hasNext":false/);
+  expect(after).toMatch(/event: complete/);
+});
