@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { isAsyncIterable, mapAsyncIterator, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { ByteAccount } from './pim/rest/byte-limits.ts';
-import { PimError } from './pim/rest/errors.ts';
 import { createPimApi, type PimApi } from './pim/loaders.ts';
 import type { PimClient } from './pim/client.ts';
 import type { UpstreamCredentials } from './pim/credential.ts';
@@ -9,7 +8,7 @@ import type { InputLimits, PimRequest } from './pim/rest/endpoints.ts';
 import { requestIdOf } from './observability/plugins/request-log.ts';
 import { withErrorContract } from './errors.ts';
 import { requestSlot } from './plugins/request-slot.ts';
-import { sentInstead } from './plugins/operation.ts';
+import { countedWhenSent } from './plugins/sent-bytes.ts';
 
 /** What this server adds to Yoga's context. */
 export interface PimContext {
@@ -184,15 +183,8 @@ export function createContextFactory({
     onResultProcess: ({ request, result, setResult }) => {
       const state = contexts.get(request);
       if (!state) return;
-      const refuse = () => void (state.refused = true);
-      if (isAsyncIterable(result)) {
-        // A stream ends at its refused part: the parts after it may deliver into data the client never got.
-        let refusedPart = false;
-        const refusePart = () => ((refusedPart = true), refuse());
-        const parts = mapAsyncIterator(result, (part) => counted(part, state.upstreamBytes, refusePart));
-        return setResult(until(parts, () => refusedPart));
-      }
-      for (const one of Array.isArray(result) ? result : [result]) counted(one, state.upstreamBytes, refuse);
+      const counted = countedWhenSent(result, state.upstreamBytes, () => void (state.refused = true));
+      if (counted !== result) setResult(counted);
     },
     onResponse: ({ request, response }) => {
       const state = contexts.get(request);
@@ -204,56 +196,6 @@ export function createContextFactory({
     },
   };
   return { context, plugin, bytes: (initial) => stateOf(initial).upstreamBytes };
-}
-
-/** A result or streamed part as Yoga serializes it: with its own `stringify` when a plugin gave it one. */
-type Serialized = { data?: unknown; hasNext?: boolean; stringify?: (result: unknown) => string };
-
-/**
- * Makes the serialization of `result` (a whole result, or one part of a stream) count its UTF-8 bytes toward the
- * request's account; past a cap the client gets an UPSTREAM_TOO_LARGE error in place of the text.
- */
-function counted<R>(result: R, account: ByteAccount, onRefused: () => void): R {
-  const serialized = result as Serialized;
-  const stringify = serialized.stringify ?? JSON.stringify;
-  serialized.stringify = (sanitized) => {
-    const text = stringify(sanitized);
-    try {
-      account.wrote(Buffer.byteLength(text));
-      return text;
-    } catch (error) {
-      if (!(error instanceof PimError)) throw error;
-      onRefused();
-      const errors = [{ message: error.message, extensions: { code: error.code } }];
-      // What the metrics count: the errors sent, not those of the result refused.
-      sentInstead(serialized, errors);
-      const data = 'data' in serialized ? { data: null } : {};
-      // The last part of its stream (see `until`).
-      const hasNext = serialized.hasNext === undefined ? {} : { hasNext: false };
-      return JSON.stringify({ ...data, errors, ...hasNext });
-    }
-  };
-  return result;
-}
-
-/** `parts` until `ended` says so: then done, `parts` returned (its deferred work stopped, its onEnd hooks run). */
-function until<T>(parts: AsyncIterableIterator<T>, ended: () => boolean): AsyncIterableIterator<T> {
-  let returned = false;
-  const finish = async (value?: unknown): Promise<IteratorResult<T>> => {
-    if (!returned) {
-      returned = true;
-      await parts.return?.(value);
-    }
-    return { done: true, value: undefined };
-  };
-  return {
-    next: () => (ended() ? finish() : parts.next()),
-    return: finish,
-    throw: (error: unknown) => (parts.throw ? parts.throw(error) : Promise.reject(error)),
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
 }
 
 /**
