@@ -5,7 +5,7 @@ export type ResultPart = { errors?: readonly GraphQLFormattedError[]; incrementa
 
 const none: GraphQLFormattedError[] = [];
 
-// Results (or parts) whose text was refused as it was serialized (context.ts): the errors sent in their place.
+// Results (or parts) whose text was refused as it was serialized (sent-bytes.ts): the errors sent in their place.
 const refused = new WeakMap<object, readonly GraphQLFormattedError[]>();
 
 /** `part` went out as `errors` alone: its own data and errors were never sent. */

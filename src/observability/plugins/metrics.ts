@@ -46,7 +46,7 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
   const countErrors = (result: ResultPart) => {
     for (const error of errorsOf(result)) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
   };
-  // A stream's part counts once serialized: context.ts may then have sent an UPSTREAM_TOO_LARGE error in its place.
+  // A stream's part counts once serialized: plugins/sent-bytes.ts may then have sent an UPSTREAM_TOO_LARGE error in its place.
   const countWhenSent = <P extends { stringify?: ((out: never) => string) | undefined }>(part: P): P => {
     const own = part.stringify;
     if (!own) return (countErrors(part as ResultPart), part);
@@ -57,7 +57,7 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
     };
     return part;
   };
-  // A whole result waits for its response: serialized, it may have been refused (context.ts), and
+  // A whole result waits for its response: serialized, it may have been refused (plugins/sent-bytes.ts), and
   // plugins/refusal-messages.ts may give its one error the code of its status (Yoga's 405 and 413 say BAD_REQUEST).
   const results = new WeakMap<Request, ResultPart[]>();
   return {

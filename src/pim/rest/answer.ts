@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
 import { isEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
-import { markInexact, maybeInexactIn, parseMarked, restoreInexact } from './exact-json.ts';
+import { markInexact, maybeInexactIn, parseMarked, restoreInexact, type Marked } from './exact-json.ts';
 import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
 import type { Answer } from './types.ts';
@@ -80,7 +80,7 @@ function judge(text: string) {
   // Numbers a double cannot hold are marked before the one parse (exact-json.ts), in a body the pre-check picks.
   const raw = maybeInexactIn(text);
   const marked = raw === 0 ? undefined : markInexact(text);
-  const parsed = marked ? parseJson(() => parseMarked(marked)) : parseJson(() => JSON.parse(text));
+  const parsed = parseJson(text, marked);
   const containers = containersIn(text);
   const tooDeep = parsed !== undefined && containers > MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH);
   const body = tooDeep || parsed === undefined || !marked ? parsed : restoreInexact(parsed, marked, text);
@@ -121,9 +121,9 @@ function plainAscii(text: string): string {
   });
 }
 
-function parseJson(parse: () => unknown): unknown {
+function parseJson(text: string, marked: Marked | undefined): unknown {
   try {
-    return parse();
+    return marked ? parseMarked(marked) : JSON.parse(text);
   } catch {
     return undefined;
   }
