@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ab -- [--base DIR|floor] [--env '{"NAME":"value"}'] [--rounds 8] [--connections 200] [--mix distinct|browsing]`
+ * `npm run bench:ab -- [--base DIR|floor] [--env '{"NAME":"value"}'] [--rounds 8] [--connections 200] [--mix distinct|browsing|refused]`
  *
  * CPU per request of two façades in ONE process, interleaved: A is the checkout at `--base` (with its
  * own node_modules), the plain-Yoga floor (`--base floor`), or this one; B is this checkout with
@@ -15,7 +15,7 @@ import { openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load, startServer } from './load.ts';
-import { freshId, withVariables, zipfId } from './scenarios.ts';
+import { freshId, pastCallsCap, withVariables, zipfId } from './scenarios.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +26,12 @@ const { values } = parseArgs({
     mix: { type: 'string', default: 'distinct' },
   },
 });
+const mixes: Record<string, () => string> = {
+  distinct: () => withVariables(freshId(), 10),
+  browsing: () => withVariables(zipfId(), 10),
+  // Not for the floor, which has no entities.
+  refused: pastCallsCap,
+};
 const upstream = await startServer('upstream');
 const base = values.base === 'floor' ? 'floor' : values.base && resolve(values.base);
 // No loader flags: the façades run on Node's type stripping, as `npm start` runs them.
@@ -42,7 +48,7 @@ try {
   const options = (url: string) => ({
     url: `${url}/graphql`,
     method: 'POST' as const,
-    body: () => withVariables(values.mix === 'browsing' ? zipfId() : freshId(), 10),
+    body: mixes[values.mix] ?? mixes['distinct']!,
     headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
     connections: Number(values.connections),
   });

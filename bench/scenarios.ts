@@ -60,6 +60,17 @@ const query =
   'query Products($id: ID!, $size: Int) { catalogProducts(catalogId: $id, languageId: "en", pageSize: $size) }';
 /** A request body with the id and page size as variables, as Apollo Client and urql send them. */
 export const withVariables = (id: string, size: number) => JSON.stringify({ query, variables: { id, size } });
+const aliased = Array.from({ length: 15 }, (_, i) => `p${i}: products(languageId: "en", page: ${i})`).join(' ');
+const entities = `query Entities($r: [_Any!]!) { _entities(representations: $r) { ... on Catalog { ${aliased} } } }`;
+/**
+ * A gateway's fetch of 100 catalogs with 15 searches each: 1,500 calls asked, the first 50 made (the default
+ * PIM_MAX_CALLS_PER_REQUEST), the other 1,450 field errors. What a request of many errors costs.
+ */
+export const pastCallsCap = () =>
+  JSON.stringify({
+    query: entities,
+    variables: { r: Array.from({ length: 100 }, () => ({ __typename: 'Catalog', catalogId: freshId() })) },
+  });
 const inText = (id: string) =>
   JSON.stringify({ query: `{ catalogProducts(catalogId: "${id}", languageId: "en", pageSize: 10) }` });
 

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import { context, type Context } from '@opentelemetry/api';
+import type { FieldNode } from 'graphql';
 import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './rest/endpoints.ts';
 import type { ByteAccount } from './rest/byte-limits.ts';
 import type { PimClient } from './client.ts';
@@ -35,6 +36,12 @@ export interface FieldPath {
   readonly key: string | number;
 }
 
+/** The field a call answers: where it sits and the selections that asked for it. GraphQL's `info` is one. */
+export interface FieldAt {
+  readonly path: FieldPath;
+  readonly fieldNodes: readonly FieldNode[];
+}
+
 /** A field answered past its freshness: where, how old its data is, and why (`revalidating` or an error code). */
 export interface StaleField {
   path: Array<string | number>;
@@ -43,7 +50,7 @@ export interface StaleField {
 }
 
 /** The three REST operations as one GraphQL request sees them; each resolves with the answer's body. */
-export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldPath) => Promise<unknown>> & {
+export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldAt) => Promise<unknown>> & {
   /** How long every answer used so far stays fresh (the least of them); undefined before any load settled. */
   freshness(): Freshness | undefined;
   /** When that least freshness ends (epoch ms), for whoever tells it later (a hit of the cache of results). */
@@ -90,6 +97,7 @@ export function createPimApi({
   );
   // Each distinct path, and when its first load began: an invalidation of the path since then ended what it read.
   const distinct = new Map<string, number>();
+  let pastCap: PimError | undefined;
   const staleFields: StaleField[] = [];
   // The tags of the first `from` distinct paths; paths are only ever added.
   let tagged: { from: number; tags: ReadonlySet<string> } | undefined;
@@ -108,7 +116,8 @@ export function createPimApi({
   const load = (operation: OperationName, args: PimArgs) => {
     const request = buildRequest(operation, args, limits);
     if (!distinct.has(request.path)) {
-      if (distinct.size >= maxCalls) throw tooManyCalls(maxCalls);
+      // One refusal for every field past the cap: a request of many such fields builds one error, not one each.
+      if (distinct.size >= maxCalls) throw (pastCap ??= tooManyCalls(maxCalls));
       distinct.set(request.path, Date.now());
       traced.set(request.path, context.active());
     } else onDedup?.(request);
@@ -125,12 +134,12 @@ export function createPimApi({
   // `stale`: the list of the operation that reads (operation()), where each field read stale is written once.
   const call =
     (operation: OperationName, stale = staleFields) =>
-    async (args: PimArgs, at?: FieldPath) => {
+    async (args: PimArgs, at?: FieldAt) => {
       try {
         const answer = await load(operation, args);
         bytes.send(answer.size);
         record(answer.freshness);
-        if (answer.stale) stale.push({ path: pathOf(at), age: answer.stale.ageS, reason: answer.stale.reason });
+        if (answer.stale) stale.push({ path: pathOf(at?.path), age: answer.stale.ageS, reason: answer.stale.reason });
         return answer.body;
       } catch (error) {
         record(NOT_FRESH);
@@ -170,7 +179,8 @@ export function createPimApi({
 
 const PURGED: Expiry = { maxUntil: 0, sharedUntil: 0, shared: false };
 
-function pathOf(at: FieldPath | undefined): Array<string | number> {
+/** A field's path as the response writes it (`["_entities", 3, "products"]`). */
+export function pathOf(at: FieldPath | undefined): Array<string | number> {
   const keys: Array<string | number> = [];
   for (let step = at; step; step = step.prev) keys.unshift(step.key);
   return keys;

@@ -27,7 +27,7 @@ builder.queryField('classificationGroup', (t) =>
       classificationGroupId: t.arg.id({ required: true, description: describe.classificationGroupId }),
       ...groupArgs,
     },
-    resolve: (_, args, { pim }, info) => pim.getClassificationGroup(args, info.path),
+    resolve: (_, args, { pim }, info) => pim.getClassificationGroup(args, info),
   }),
 );
 
@@ -36,7 +36,7 @@ builder.queryField('classificationGroups', (t) =>
     type: 'JSON',
     description: listDescription,
     args: { classificationId: t.arg.id({ required: true, description: describe.classificationId }), ...listArgs },
-    resolve: (_, args, { pim }, info) => pim.listClassificationGroups(args, info.path),
+    resolve: (_, args, { pim }, info) => pim.listClassificationGroups(args, info),
   }),
 );
 
@@ -50,7 +50,7 @@ const Classification = builder.objectRef<{ classificationId: string }>('Classifi
       description: `${listDescription} The same as \`classificationGroups\` for this classification.`,
       args: listArgs,
       resolve: ({ classificationId }, args, { pim }, info) =>
-        pim.listClassificationGroups({ ...args, classificationId }, info.path),
+        pim.listClassificationGroups({ ...args, classificationId }, info),
     }),
     group: t.field({
       type: 'JSON',
@@ -60,7 +60,7 @@ const Classification = builder.objectRef<{ classificationId: string }>('Classifi
         ...groupArgs,
       },
       resolve: ({ classificationId }, args, { pim }, info) =>
-        pim.getClassificationGroup({ ...args, classificationId }, info.path),
+        pim.getClassificationGroup({ ...args, classificationId }, info),
     }),
   }),
 });
@@ -81,7 +81,7 @@ export const ClassificationGroup = builder
         type: 'JSON',
         description: `${groupDescription} The same as \`classificationGroup\` for this group.`,
         args: groupArgs,
-        resolve: (key, args, { pim }, info) => pim.getClassificationGroup({ ...args, ...key }, info.path),
+        resolve: (key, args, { pim }, info) => pim.getClassificationGroup({ ...args, ...key }, info),
       }),
     }),
   });

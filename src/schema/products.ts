@@ -26,7 +26,7 @@ builder.queryField('catalogProducts', (t) =>
     type: 'JSON',
     description: searchDescription,
     args: { ...catalogArg, ...filterArgs, ...pageArgs },
-    resolve: (_, args, { pim }, info) => pim.searchProducts(args, info.path),
+    resolve: (_, args, { pim }, info) => pim.searchProducts(args, info),
   }),
 );
 
@@ -39,7 +39,7 @@ const Catalog = builder.objectRef<{ catalogId: string }>('Catalog').implement({
       type: 'JSON',
       description: `${searchDescription} The same as \`catalogProducts\` for this catalog.`,
       args: { ...filterArgs, ...pageArgs },
-      resolve: ({ catalogId }, args, { pim }, info) => pim.searchProducts({ ...args, catalogId }, info.path),
+      resolve: ({ catalogId }, args, { pim }, info) => pim.searchProducts({ ...args, catalogId }, info),
     }),
   }),
 });
@@ -57,7 +57,7 @@ builder.objectField(ClassificationGroup, 'products', (t) =>
           classificationGroupClassificationId: group.classificationId,
           classificationGroupId: group.classificationGroupId,
         },
-        info.path,
+        info,
       ),
   }),
 );
