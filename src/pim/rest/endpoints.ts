@@ -139,6 +139,9 @@ function checkId(name: string, id: string, maxLength: number): string {
   return id;
 }
 
+/** The probe's classification: an id no PIM has. */
+const PROBE_ID = 'readiness-probe';
+
 /** A PIM that takes longer than this to answer the probe (a made-up id, past every cache) is not answering. */
 export const PROBE_ANSWER_MS = 2_000;
 
@@ -147,4 +150,12 @@ export const PROBE_ANSWER_MS = 2_000;
  * is an answer). Readiness asks it, and so does the breaker before it opens.
  */
 export const probeRequest = (limits: InputLimits): PimRequest =>
-  buildRequest('listClassificationGroups', { classificationId: 'readiness-probe', pageSize: 1 }, limits);
+  // Its made-up id is no caller's input: a MAX_ID_LENGTH shorter than it (valid from 1) must not stop the start.
+  buildRequest(
+    'listClassificationGroups',
+    { classificationId: PROBE_ID, pageSize: 1 },
+    {
+      ...limits,
+      maxIdLength: Math.max(limits.maxIdLength, PROBE_ID.length),
+    },
+  );
