@@ -20,6 +20,23 @@ export function errorsOf(part: ResultPart): readonly GraphQLFormattedError[] {
   return [...(part.errors ?? []), ...part.incremental.flatMap(errorsOf)];
 }
 
+/**
+ * `part` (a result or a stream's part), whose serialization then calls `sent` with it: plugins/sent-bytes.ts may have
+ * sent an UPSTREAM_TOO_LARGE error in its place, which `errorsOf` then gives. One without a `stringify` of its own was
+ * not counted there (no request state): `sent` at once.
+ */
+export function whenSent<P extends object>(part: P, sent: (part: P) => void): P {
+  const serialized = part as P & { stringify?: (out: never) => string };
+  const own = serialized.stringify;
+  if (!own) return (sent(part), part);
+  serialized.stringify = (out: never) => {
+    const text = own(out);
+    sent(part);
+    return text;
+  };
+  return part;
+}
+
 export interface OperationLabel {
   type: string;
   /** `anonymous` for an operation without a name, which is then not `named`. */

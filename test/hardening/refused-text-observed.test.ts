@@ -1,3 +1,5 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { cacheableEcho, echo } from '../helpers/upstream.ts';
@@ -65,3 +67,41 @@ it.each(['multipart/mixed', 'text/event-stream'])(
     if (accept === 'text/event-stream') expect(after).toMatch(/event: complete/);
   },
 );
+
+// docs/operations.md, Traces: "the error status carries the first error's code". The span took its status, and
+// ended, when execution was done: before the text was serialized and refused.
+async function serverSpan(spans: InMemorySpanExporter) {
+  const server = () => spans.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER);
+  await expect.poll(() => server().length).toBe(1);
+  return server()[0]!;
+}
+
+it('gives the span of a result refused as it is serialized the refusal as its status', async () => {
+  const spans = new InMemorySpanExporter();
+  const { facade } = await servers.start(
+    cacheableEcho(60),
+    { PIM_MAX_REQUEST_BYTES: '4000' },
+    { extras: { spanExporter: spans } },
+  );
+  const answer = await facade.get(`/graphql?query=${encodeURIComponent(query)}`);
+  expect(answer.body?.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TOO_LARGE');
+  expect((await serverSpan(spans)).status, "status of the refused result's span").toEqual({
+    code: SpanStatusCode.ERROR,
+    message: 'UPSTREAM_TOO_LARGE',
+  });
+});
+
+it('gives the span of a stream ended by a refused part the refusal as its status', async () => {
+  const spans = new InMemorySpanExporter();
+  const { facade } = await servers.start(
+    echo,
+    { PIM_MAX_REQUEST_BYTES: '1000000' },
+    { extras: { spanExporter: spans } },
+  );
+  const streamed = await facade.post(deferQuery, { r: representations }, { accept: 'multipart/mixed' });
+  expect(streamed.text).toContain('UPSTREAM_TOO_LARGE');
+  expect((await serverSpan(spans)).status, "status of the refused stream's span").toEqual({
+    code: SpanStatusCode.ERROR,
+    message: 'UPSTREAM_TOO_LARGE',
+  });
+});

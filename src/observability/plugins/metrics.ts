@@ -8,6 +8,7 @@ import {
   createOperationLabel,
   describeOperation,
   errorsOf,
+  whenSent,
   untilStreamEnds,
   type ResultPart,
 } from '../../plugins/operation.ts';
@@ -45,17 +46,6 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
   };
   const countErrors = (result: ResultPart) => {
     for (const error of errorsOf(result)) metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
-  };
-  // A stream's part counts once serialized: plugins/sent-bytes.ts may then have sent an UPSTREAM_TOO_LARGE error in its place.
-  const countWhenSent = <P extends { stringify?: ((out: never) => string) | undefined }>(part: P): P => {
-    const own = part.stringify;
-    if (!own) return (countErrors(part as ResultPart), part);
-    part.stringify = (out: never) => {
-      const text = own(out);
-      countErrors(part as ResultPart);
-      return text;
-    };
-    return part;
   };
   // A whole result waits for its response: serialized, it may have been refused (plugins/sent-bytes.ts), and
   // plugins/refusal-messages.ts may give its one error the code of its status (Yoga's 405 and 413 say BAD_REQUEST).
@@ -97,7 +87,8 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
         results.set(request, Array.isArray(result) ? result : [result]);
         return;
       }
-      setResult(mapAsyncIterator(result, countWhenSent));
+      // A stream's part counts once serialized: plugins/sent-bytes.ts may then have sent a refusal in its place.
+      setResult(mapAsyncIterator(result, (part) => whenSent(part, (sent) => countErrors(sent as ResultPart))));
     },
     onResponse({ request, response, serverContext }) {
       const all = results.get(request);

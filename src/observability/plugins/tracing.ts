@@ -8,13 +8,14 @@ import {
   type TextMapGetter,
   type Tracer,
 } from '@opentelemetry/api';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import {
   clip,
   createOperationLabel,
   describeOperation,
   errorsOf,
   untilStreamEnds,
+  whenSent,
   type ResultPart,
 } from '../../plugins/operation.ts';
 
@@ -33,6 +34,11 @@ export function useTracing({
 }): Plugin {
   // Backends group by span name: a client's invented names would make one group each.
   const label = createOperationLabel(operationNames);
+  // A span's status is the errors its client got: serialized, a result or a stream's part may have been refused
+  // (plugins/sent-bytes.ts: UPSTREAM_TOO_LARGE alone), so a whole result's span ends with its response, a stream's
+  // with the stream, and each records what it was sent as.
+  const wholes = new WeakMap<Request, Span[]>();
+  const streams = new WeakMap<Request, Span>();
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const { type, name, named } = describeOperation(args.document, args.operationName);
@@ -59,14 +65,42 @@ export function useTracing({
       });
       return {
         onExecuteDone: ({ result }) => {
-          if (!isAsyncIterable(result)) return void finish(span, result);
+          if (!isAsyncIterable(result)) {
+            record(span, result);
+            // The hooks after this one replace the result by copies of its own properties: the span goes along.
+            (result as Spanned)[SPAN] = span;
+            const spans = wholes.get(request);
+            if (spans) spans.push(span);
+            else wholes.set(request, [span]);
+            return;
+          }
+          streams.set(request, span);
           const end = untilStreamEnds(request, () => span.end());
           return { onNext: ({ result: part }) => record(span, part), onEnd: end };
         },
       };
     },
+    // After plugins/sent-bytes.ts's hook (the request context's plugin comes before the observability's).
+    onResultProcess({ request, result, setResult }) {
+      if (isAsyncIterable(result)) {
+        const span = streams.get(request);
+        if (span) setResult(mapAsyncIterator(result, (part) => whenSent(part, (sent) => record(span, sent))));
+        return;
+      }
+      for (const one of Array.isArray(result) ? result : [result]) {
+        const span = (one as Spanned)[SPAN];
+        if (span) whenSent(one, (sent) => record(span, sent));
+      }
+    },
+    onResponse({ request }) {
+      for (const span of wholes.get(request) ?? []) span.end();
+      wholes.delete(request);
+    },
   };
 }
+
+const SPAN = Symbol('operation span');
+type Spanned = { [SPAN]?: Span };
 
 // Reads `traceparent` and `tracestate` straight from the Headers, without copying them all per request.
 const headerGetter: TextMapGetter<Headers> = {
@@ -80,9 +114,4 @@ function record(span: Span, result: ResultPart) {
   span.setAttribute('graphql.error.count', errors.length);
   // The code, not the message: messages name the ids asked for, which spans never carry.
   span.setStatus({ code: SpanStatusCode.ERROR, message: String(errors[0]!.extensions?.['code'] ?? 'UNKNOWN') });
-}
-
-function finish(span: Span, result: ResultPart) {
-  record(span, result);
-  span.end();
 }
