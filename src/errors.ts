@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
-import { maskError as yogaMaskError, type YogaServerOptions } from 'graphql-yoga';
+import { isAsyncIterable, maskError as yogaMaskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
+import type { Logger } from 'pino';
 import { PimError } from './pim/rest/errors.ts';
 import type { OperationName, PimArgs } from './pim/rest/endpoints.ts';
 import { pathOf, type FieldAt, type PimApi } from './pim/loaders.ts';
@@ -66,9 +67,7 @@ function idsOf(args: PimArgs): string {
  * and keeps its 400: Yoga reads that extension as "not a GraphQL error", else answers `application/json` 200.
  * Called for errors only: no cost to a request without.
  */
-export const maskError: NonNullable<
-  Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>
->['maskError'] = (error, message) =>
+export const maskError: MaskError = (error, message) =>
   isClientGone(error)
     ? error
     : isInputRefusal(error)
@@ -127,6 +126,42 @@ function withExtensions(error: GraphQLError, extensions: GraphQLError['extension
   for (const name of Object.keys(own)) delete own[name];
   Object.assign(own, extensions);
   return error;
+}
+
+/** What Yoga calls for each error of a result it sends: maskError above, or one built on it. */
+export type MaskError = NonNullable<
+  NonNullable<Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean>>['maskError']
+>;
+
+/**
+ * The mask for the later parts of a streamed (`@defer`/`@stream`) answer. Yoga masks the `errors` of each part, not
+ * those of its `incremental` payloads (a field of a deferred fragment, an item of a streamed list, an entity's field
+ * under either): they went out as thrown, a refusal of input without its code (graphql_errors_total counted it as
+ * UNKNOWN), an unexpected error in its own words and unlogged. Each goes through `mask` as Yoga sends a part's own
+ * errors, and one masked is logged as Yoga logs it.
+ */
+export function useIncrementalErrorMask(mask: MaskError, logger?: Pick<Logger, 'error'>): Plugin {
+  const masked = (error: Error) => {
+    const sent = mask(error, 'Unexpected error.', false);
+    if (sent !== error) logger?.error(error);
+    return sent;
+  };
+  type Payload = { errors?: readonly Error[] };
+  // The same hooks for every operation: nothing is allocated for a request that streams nothing.
+  const streamed = {
+    onNext: ({ result, setResult }: { result: unknown; setResult: (result: never) => void }) => {
+      const { incremental } = result as { incremental?: readonly Payload[] };
+      if (!incremental?.some((payload) => payload.errors?.length)) return;
+      const payloads = incremental.map((payload) =>
+        payload.errors?.length ? { ...payload, errors: payload.errors.map(masked) } : payload,
+      );
+      setResult({ ...(result as object), incremental: payloads } as never);
+    },
+  };
+  const hooks = {
+    onExecuteDone: ({ result }: { result: unknown }) => (isAsyncIterable(result) ? streamed : undefined),
+  };
+  return { onExecute: () => hooks };
 }
 
 // The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.

@@ -3,7 +3,7 @@ import { createYoga, type Plugin, type YogaInitialContext, type YogaServerInstan
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { PimContext } from './context.ts';
-import { maskError } from './errors.ts';
+import { maskError, useIncrementalErrorMask } from './errors.ts';
 import { documentCaches } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
@@ -43,6 +43,8 @@ export function createYogaServer(
       parts.persisted,
       useAbuseLimits(config.limits),
       useDeferStream(),
+      // The errors of a streamed answer's later parts, masked as Yoga masks the rest (before anything reads them).
+      useIncrementalErrorMask(maskError, logger),
       parts.requestContext.plugin,
       useHttpCaching(config.httpCaching),
       ...parts.observability,
