@@ -3,7 +3,7 @@ import { createYoga, type Plugin, type YogaInitialContext, type YogaServerInstan
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { PimContext } from './context.ts';
-import { maskError, useIncrementalErrorMask } from './errors.ts';
+import { maskError, useIncrementalErrorMask, type MaskError } from './errors.ts';
 import { documentCaches } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
@@ -11,6 +11,7 @@ import { useAbuseLimits, useExactIdVariables, useNoStreamsInBatch } from './plug
 import { MAX_BATCH_OPERATIONS, useRefusalMessages } from './plugins/refusal-messages.ts';
 import { corsFor, useCorsVary, useSecurity } from './plugins/security.ts';
 import { schema } from './schema/index.ts';
+import { withoutSchemaNames } from './schema/representations.ts';
 
 type YogaConfig = Pick<Config, 'security' | 'corsOrigins' | 'limits' | 'httpCaching' | 'batching'>;
 
@@ -34,6 +35,10 @@ export function createYogaServer(
 ): YogaServerInstance<object, PimContext> {
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
   const graphiql = config.security.introspection ? createGraphiQLAssets() : undefined;
+  // Where suggestions are hidden the schema is (production): no error names what introspection would show.
+  const mask: MaskError = config.limits.blockSuggestions
+    ? (error, message, isDev) => withoutSchemaNames(maskError(error, message, isDev))
+    : maskError;
   return createYoga<object, PimContext>({
     schema,
     context: parts.requestContext.context,
@@ -44,7 +49,7 @@ export function createYogaServer(
       useAbuseLimits(config.limits),
       useDeferStream(),
       // The errors of a streamed answer's later parts, masked as Yoga masks the rest (before anything reads them).
-      useIncrementalErrorMask(maskError, logger),
+      useIncrementalErrorMask(mask, logger),
       parts.requestContext.plugin,
       useHttpCaching(config.httpCaching),
       ...parts.observability,
@@ -64,7 +69,7 @@ export function createYogaServer(
       },
     ],
     parserAndValidationCache: documentCaches(),
-    maskedErrors: { maskError },
+    maskedErrors: { maskError: mask },
     batching: config.batching ? { limit: MAX_BATCH_OPERATIONS } : false,
     cors: corsFor(config.corsOrigins),
     ...(graphiql ? { graphiql: graphiqlOptions, renderGraphiQL: graphiql.render } : { graphiql: false }),

@@ -49,7 +49,10 @@ function keyOf<const Key extends string>(
     const value = representation[name];
     // An integer past 2^53 has no exact value once JSON is parsed: its String() would be another id.
     if ((typeof value !== 'string' || value === '') && !Number.isSafeInteger(value)) {
-      throw badInput(`A ${typename} representation needs "${name}" as a non-empty ID string`);
+      throw badInput(
+        `A ${typename} representation needs "${name}" as a non-empty ID string`,
+        'An entity representation needs each key field as a non-empty ID string',
+      );
     }
     key[name] = String(value);
   }
@@ -102,6 +105,7 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
         if (!isOneOf(typename, entityTypes)) {
           throw badInput(
             `Representation ${index} must be an object whose __typename is one of ${entityTypes.join(', ')}`,
+            `Representation ${index} must be an object whose __typename is an entity type of this subgraph`,
           );
         }
         return (resolve(source, { representations: [representation] }, context, info) as unknown[])[0];
@@ -144,4 +148,27 @@ function takeAllowance(context: Context, info: GraphQLResolveInfo, field: GraphQ
 const isOneOf = (value: unknown, names: readonly string[]): boolean =>
   typeof value === 'string' && names.includes(value);
 
-const badInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+/**
+ * A refusal of input; `unnamed`, when it names the schema's entity types or key fields, is the same refusal in words
+ * that name neither, sent where the schema is hidden (withoutSchemaNames).
+ */
+const badInput = (message: string, unnamed?: string) => {
+  const error = new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  if (unnamed !== undefined) unnamedWords.set(error, unnamed);
+  return error;
+};
+
+const unnamedWords = new WeakMap<Error, string>();
+
+/**
+ * The error as it may go out where the schema is hidden (no introspection, no suggestions: production): a refusal of a
+ * representation says what was wrong without listing the entity types or naming the key fields it wanted. `_entities`
+ * is served there too (a gateway follows references through it), and its refusals read the schema out to anyone.
+ * Changes the error in place, as the mask does (graphql-js located it: ours is its originalError).
+ */
+export function withoutSchemaNames<E extends Error>(error: E): E {
+  const original = (error as { originalError?: unknown }).originalError;
+  const words = unnamedWords.get(error) ?? (original instanceof Error ? unnamedWords.get(original) : undefined);
+  if (words !== undefined) error.message = words;
+  return error;
+}
