@@ -37,6 +37,13 @@ export function whenSent<P extends object>(part: P, sent: (part: P) => void): P 
   return part;
 }
 
+/**
+ * Whether `response`'s body serializes its result as it is read, after the response hooks: a multipart or event-stream
+ * answer does, for a whole result too (a client asking for `text/event-stream` alone gets its query's result so).
+ */
+export const serializedLater = (response: Response): boolean =>
+  /^(multipart\/|text\/event-stream)/i.test(response.headers.get('content-type') ?? '');
+
 export interface OperationLabel {
   type: string;
   /** `anonymous` for an operation without a name, which is then not `named`. */

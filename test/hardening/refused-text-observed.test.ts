@@ -105,3 +105,28 @@ it('gives the span of a stream ended by a refused part the refusal as its status
     message: 'UPSTREAM_TOO_LARGE',
   });
 });
+
+// A plain result goes out as multipart/mixed or text/event-stream to a client that accepts only those (graphql-sse
+// clients send `Accept: text/event-stream`): its text is serialized as the body is read, after the response hooks,
+// where the metrics had counted its errors and its span had ended.
+it.each(['text/event-stream', 'multipart/mixed'])(
+  'counts and traces a plain result refused as it is serialized for a %s client',
+  async (accept) => {
+    const spans = new InMemorySpanExporter();
+    const { facade } = await servers.start(
+      cacheableEcho(60),
+      { PIM_MAX_REQUEST_BYTES: '4000' },
+      { extras: { spanExporter: spans } },
+    );
+    const before = await tooLarge(facade);
+    const answer = await facade.post(query, undefined, { accept });
+    expect(answer.text).toContain('UPSTREAM_TOO_LARGE');
+    expect(await tooLarge(facade), 'graphql_errors_total{code="UPSTREAM_TOO_LARGE"} after a refused answer').toBe(
+      before + 1,
+    );
+    expect((await serverSpan(spans)).status, "status of the refused result's span").toEqual({
+      code: SpanStatusCode.ERROR,
+      message: 'UPSTREAM_TOO_LARGE',
+    });
+  },
+);

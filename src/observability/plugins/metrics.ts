@@ -8,6 +8,7 @@ import {
   createOperationLabel,
   describeOperation,
   errorsOf,
+  serializedLater,
   whenSent,
   untilStreamEnds,
   type ResultPart,
@@ -49,7 +50,8 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
   };
   // A whole result waits for its response: serialized, it may have been refused (plugins/sent-bytes.ts), and
   // plugins/refusal-messages.ts may give its one error the code of its status (Yoga's 405 and 413 say BAD_REQUEST).
-  const results = new WeakMap<Request, ResultPart[]>();
+  // One a multipart or event-stream body serializes as it is read, after its response, counts then (`late`).
+  const results = new WeakMap<Request, { parts: ResultPart[]; serialized: boolean; late: boolean }>();
   return {
     // Synchronous for every other path: a GraphQL request goes on without a promise.
     onRequest({ url, request, endResponse, fetchAPI }) {
@@ -84,21 +86,28 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
       if (request.signal.aborted) return disconnected(request);
       if (!isAsyncIterable(result)) {
-        results.set(request, Array.isArray(result) ? result : [result]);
+        const whole = { parts: Array.isArray(result) ? result : [result], serialized: false, late: false };
+        for (const part of whole.parts) {
+          whenSent(part, (sent) => void ((whole.serialized = true), whole.late && countErrors(sent)));
+        }
+        results.set(request, whole);
         return;
       }
       // A stream's part counts once serialized: plugins/sent-bytes.ts may then have sent a refusal in its place.
       setResult(mapAsyncIterator(result, (part) => whenSent(part, (sent) => countErrors(sent as ResultPart))));
     },
     onResponse({ request, response, serverContext }) {
-      const all = results.get(request);
-      if (all) results.delete(request);
+      const whole = results.get(request);
+      if (whole) results.delete(request);
+      const all = whole?.parts;
       const parts = all?.some((part) => errorsOf(part).length > 0) ? all : undefined;
       if (request.signal.aborted) return;
       // A refusal rewritten to its status's code, or one answered without a result (Yoga's 404 and 406, a 415).
       const code =
         rewrittenCode(response) ?? (!parts && response.status >= 400 ? refusalCode(response.status) : undefined);
       if (code !== undefined) metrics.errors.inc({ code });
+      // Not serialized yet: what it is sent as (maybe a refusal, plugins/sent-bytes.ts) is known only then.
+      else if (whole && !whole.serialized && serializedLater(response)) whole.late = true;
       else parts?.forEach(countErrors);
       // An answer can still lose its client while it is written out (a large one it stops reading).
       const res = (serverContext as { res?: ServerResponse } | undefined)?.res;

@@ -14,6 +14,7 @@ import {
   createOperationLabel,
   describeOperation,
   errorsOf,
+  serializedLater,
   untilStreamEnds,
   whenSent,
   type ResultPart,
@@ -37,7 +38,8 @@ export function useTracing({
   // A span's status is the errors its client got: serialized, a result or a stream's part may have been refused
   // (plugins/sent-bytes.ts: UPSTREAM_TOO_LARGE alone), so a whole result's span ends with its response, a stream's
   // with the stream, and each records what it was sent as.
-  const wholes = new WeakMap<Request, Span[]>();
+  // One a multipart or event-stream body serializes as it is read, after the response, ends once serialized (`late`).
+  const wholes = new WeakMap<Request, Whole[]>();
   const streams = new WeakMap<Request, Span>();
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
@@ -68,10 +70,11 @@ export function useTracing({
           if (!isAsyncIterable(result)) {
             record(span, result);
             // The hooks after this one replace the result by copies of its own properties: the span goes along.
-            (result as Spanned)[SPAN] = span;
+            const whole: Whole = { span, serialized: false };
+            (result as Spanned)[SPAN] = whole;
             const spans = wholes.get(request);
-            if (spans) spans.push(span);
-            else wholes.set(request, [span]);
+            if (spans) spans.push(whole);
+            else wholes.set(request, [whole]);
             return;
           }
           streams.set(request, span);
@@ -88,19 +91,36 @@ export function useTracing({
         return;
       }
       for (const one of Array.isArray(result) ? result : [result]) {
-        const span = (one as Spanned)[SPAN];
-        if (span) whenSent(one, (sent) => record(span, sent));
+        const whole = (one as Spanned)[SPAN];
+        if (!whole) continue;
+        whenSent(one, (sent) => {
+          record(whole.span, sent);
+          whole.serialized = true;
+          whole.late?.();
+        });
       }
     },
-    onResponse({ request }) {
-      for (const span of wholes.get(request) ?? []) span.end();
+    onResponse({ request, response }) {
+      const later = serializedLater(response);
+      for (const whole of wholes.get(request) ?? []) {
+        // Or when its client leaves first: its body is then never read.
+        if (later && !whole.serialized) whole.late = untilStreamEnds(request, () => whole.span.end());
+        else whole.span.end();
+      }
       wholes.delete(request);
     },
   };
 }
 
 const SPAN = Symbol('operation span');
-type Spanned = { [SPAN]?: Span };
+/** The span of a whole result, and whether that result was serialized (what its client got is known). */
+interface Whole {
+  span: Span;
+  serialized: boolean;
+  /** Ends the span of one serialized after its response. */
+  late?: () => void;
+}
+type Spanned = { [SPAN]?: Whole };
 
 // Reads `traceparent` and `tracestate` straight from the Headers, without copying them all per request.
 const headerGetter: TextMapGetter<Headers> = {
