@@ -80,12 +80,13 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     void marked.set(key, Math.max(at, marked.get(key) ?? -Infinity));
   const endedAt = (key: string) => Math.max(ended.get(key) ?? -Infinity, superseded.get(key) ?? -Infinity);
   // A newer answer's end is marked with the answers' (every one while Redis refuses writes), never among the verdicts'.
-  const forgetShared = (key: string, marked = ended) =>
+  // `upTo`: the invalidation an answer to a call sent before it ends the copies up to (not one read after it).
+  const forgetShared = (key: string, marked = ended, upTo = Infinity) =>
     shared!
       .within(() => copies!.forget(key))
       .catch((error: unknown) => {
         // The latest verdict: a copy kept after an earlier one (Redis took that store) is ended by this one.
-        markUpTo(marked, key, Date.now());
+        markUpTo(marked, key, Math.min(Date.now(), upTo));
         fail(error);
       });
   // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
@@ -104,11 +105,14 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     else memory.delete(key);
   };
   // Whether Redis holds a copy produced after `at` (read after an invalidation at `at`, by another instance): an answer
-  // to a call sent before it must neither replace nor end that copy. Unreadable: taken as one, which stays.
+  // to a call sent before it must neither replace nor end that copy. Unreadable: taken as one, which stays. Undefined
+  // when Redis did not tell in time (its GET timed out or failed): nothing is sent then (a write sent after such a GET
+  // reached Redis once it answered again, and put the older answer over the newer one).
   const sharedAfter = async (key: string, at: number | undefined) => {
     if (at === undefined || !shared || !copies) return false;
     const { redis, within } = shared;
-    const stored = await within(() => redis.get(copies.key(key))).catch((error: unknown) => (fail(error), null));
+    const stored = await within(() => redis.get(copies.key(key))).catch((error: unknown) => (fail(error), undefined));
+    if (stored === undefined) return undefined;
     if (stored === null) return false;
     const times = parseTimes(stored);
     return times === undefined || times.storedAt > at;
@@ -118,14 +122,16 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   // would put the older answer back over the newer in Redis, or delete the newer copy).
   const waiting = new Map<string, number>();
   let tickets = 0;
-  const inOrder = (key: string, unlessAfter: number | undefined, write: () => unknown) => {
+  // `unsure`: what to do in place of the write when Redis did not tell (it then holds whatever it held).
+  const inOrder = (key: string, unlessAfter: number | undefined, write: () => unknown, unsure: () => void) => {
     if (unlessAfter === undefined) return void (waiting.delete(key), write());
     const ticket = ++tickets;
     waiting.set(key, ticket);
     void sharedAfter(key, unlessAfter).then((newer) => {
       if (waiting.get(key) !== ticket) return;
       waiting.delete(key);
-      if (!newer) write();
+      if (newer === undefined) unsure();
+      else if (!newer) write();
     });
   };
   return {
@@ -150,13 +156,21 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
             },
           );
       // Sent at once when nothing is to be checked first: in order with the forgets and keeps around it.
-      inOrder(key, unlessAfter, store);
+      // Not sent: the older copy Redis may hold is ended up to this answer, as when Redis refuses the store.
+      inOrder(key, unlessAfter, store, () => markUpTo(superseded, key, entry.storedAt - 1));
     },
     peek: (key) => memory.get(key),
     forget(key, byAnswer = false, unlessAfter) {
       memory.delete(key);
       if (!shared || !copies) return;
-      inOrder(key, unlessAfter, () => forgetShared(key, byAnswer ? superseded : ended));
+      const marked = byAnswer ? superseded : ended;
+      // Not sent: the copies Redis may hold from before the invalidation are ended here, not a newer one.
+      inOrder(
+        key,
+        unlessAfter,
+        () => forgetShared(key, marked, unlessAfter),
+        () => markUpTo(marked, key, unlessAfter!),
+      );
     },
     bytes: () => memory.calculatedSize,
     shared: copies !== undefined,
