@@ -32,6 +32,9 @@ const isOrigin = (o: string) => {
 const webSchemes = new Set(['file:', 'ws:', 'wss:', 'ftp:', 'blob:', 'data:', 'about:', 'javascript:']);
 // The paths the server answers itself or hands to GraphQL: METRICS_PATH may not be one.
 const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-assets)(\/|$)/;
+// Response headers with a meaning of their own (framing, content, caching, CORS, cookies) or that the server writes.
+const reservedHeaders =
+  /^(content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|www-authenticate|server|strict-transport-security|x-request-id)$/i;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 // A secret sent or compared as a header value: printable ASCII, spaces only inside (a header is trimmed at its ends).
@@ -157,7 +160,8 @@ const layout = {
     },
     resilience: {
       retries: env('PIM_RETRIES', int(0, 10).default(2)),
-      retryBaseMs: env('PIM_RETRY_BASE_MS', int(1, 60_000).default(100)),
+      // No backoff is longer than 2 s (RETRY_MAX_DELAY_MS, pim/steps/retry.ts): a first one above it would be 2 s.
+      retryBaseMs: env('PIM_RETRY_BASE_MS', int(1, 2_000).default(100)),
       breakerThreshold: env('PIM_BREAKER_THRESHOLD', int(1, 1_000).default(10)),
       halfOpenAfterMs: env('PIM_BREAKER_HALF_OPEN_MS', int(100, 600_000).default(10_000)),
     },
@@ -213,7 +217,8 @@ const layout = {
     maxAliases: env('GRAPHQL_MAX_ALIASES', int(0, 10_000).default(15)),
     maxTokens: env('GRAPHQL_MAX_TOKENS', int(10, 1_000_000).default(1_000)),
     maxDirectives: env('GRAPHQL_MAX_DIRECTIVES', int(0, 10_000).default(50)),
-    maxCost: env('GRAPHQL_MAX_COST', int(1, 10_000_000).default(2_000)),
+    // One field that calls the PIM costs 100 (plugins/cost.ts): below, every such field would be refused.
+    maxCost: env('GRAPHQL_MAX_COST', int(100, 10_000_000).default(2_000)),
   },
   /** useHttpCaching. */
   httpCaching: {
@@ -223,6 +228,12 @@ const layout = {
       z
         .string()
         .regex(/^[A-Za-z0-9-]+$/, { error: 'a header name such as Surrogate-Key, Cache-Tag or xkey' })
+        // The tags are written into it, and it is deleted from every response that may not be kept: Content-Length
+        // broke every cacheable answer's framing, Vary or ETag took the tags in, Content-Type left streams untyped.
+        .refine((name) => !reservedHeaders.test(name), {
+          error:
+            'a header of its own such as Surrogate-Key, Cache-Tag or xkey, not one HTTP or the server already gives a meaning (Content-*, Cache-Control, Vary, ETag, Set-Cookie, ...)',
+        })
         .default('Surrogate-Key'),
     ),
   },
@@ -463,9 +474,13 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
 }
 
 /** Settings each valid alone whose combination would quietly do what nobody meant. */
-function unsafeCombination({ inputs, pimBaseUrl, observability, persisted, http }: Parsed<typeof layout>) {
+function unsafeCombination({ inputs, port, pimBaseUrl, observability, persisted, http }: Parsed<typeof layout>) {
   if (inputs.nodeEnv === 'production' && !pimBaseUrl && !inputs.demo) {
     return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
+  }
+  // Port 0 picks a free port for each listener; any other shared one fails the second listen as if another process held it.
+  if (observability.metricsPort !== 0 && observability.metricsPort === port) {
+    return `METRICS_PORT (${port}) must not be PORT: the metrics listen on a port of their own (unset METRICS_PORT to serve them on PORT)`;
   }
   if (observability.metricsPort !== undefined && observability.metricsPath === false)
     return 'METRICS_PORT is set but METRICS_PATH=off serves no metrics: unset one of the two';

@@ -141,3 +141,46 @@ describe('settings that start and then fail every request', () => {
     );
   });
 });
+
+// docs/configuration.md: "A bad value or an unsafe combination stops the process with one line naming the setting".
+// Each of these was valid and left a server that started and reported ready, and then did not do what it said.
+describe('settings valid alone that left a server not doing what they say', () => {
+  // Every field that calls the PIM costs 100 (plugins/cost.ts): 1 to 99 refused every one of them with a 400.
+  it('refuses GRAPHQL_MAX_COST below one PIM field', () => {
+    expect(refusal({ ...upstream, GRAPHQL_MAX_COST: '99' })).toMatch(
+      /^Invalid GRAPHQL_MAX_COST="99": expected an integer from 100 /,
+    );
+    expect(refusal({ ...upstream, GRAPHQL_MAX_COST: '100' })).toBeUndefined();
+  });
+
+  // The metrics' listener met the main one: `listen EADDRINUSE`, as if another process held the server's own port.
+  it('refuses METRICS_PORT equal to PORT, naming both', () => {
+    expect(refusal({ ...upstream, PORT: '4000', METRICS_PORT: '4000' })).toMatch(
+      /^METRICS_PORT \(4000\) must not be PORT/,
+    );
+    expect(refusal({ ...upstream, PORT: '0', METRICS_PORT: '0' }), 'a free port each').toBeUndefined();
+  });
+
+  // No backoff is longer than 2 s (pim/steps/retry.ts): 2001 to 60000 were all quietly 2000.
+  it('refuses PIM_RETRY_BASE_MS above the 2 s every backoff is held to', () => {
+    expect(refusal({ ...upstream, PIM_RETRY_BASE_MS: '5000' })).toBe(
+      'Invalid PIM_RETRY_BASE_MS="5000": expected an integer from 1 to 2000',
+    );
+  });
+
+  // The tags are written into it on every cacheable answer and it is deleted from every other: Content-Length broke
+  // every cacheable GET's framing (the client saw `fetch failed`), Vary and ETag took the tags in, Set-Cookie made
+  // every answer set a cookie, Content-Type left streams untyped.
+  it.each(['Content-Length', 'Transfer-Encoding', 'Content-Type', 'Vary', 'ETag', 'Set-Cookie', 'x-request-id'])(
+    'refuses SURROGATE_KEY_HEADER=%s, a header HTTP or the server gives a meaning',
+    (name) => {
+      expect(refusal({ ...upstream, SURROGATE_KEY_HEADER: name })).toMatch(
+        new RegExp(`^Invalid SURROGATE_KEY_HEADER="${name}": expected a header of its own`),
+      );
+    },
+  );
+
+  it.each(['Surrogate-Key', 'Cache-Tag', 'Edge-Cache-Tag', 'xkey'])('accepts SURROGATE_KEY_HEADER=%s', (name) => {
+    expect(refusal({ ...upstream, SURROGATE_KEY_HEADER: name })).toBeUndefined();
+  });
+});
