@@ -53,6 +53,10 @@ export interface HttpCache {
   close(): Promise<void>;
 }
 
+// What one entry of the in-memory store holds besides its body (its key, the request's and the answer's headers):
+// some 2.8 KB measured for a short URL; one entry per this many bytes of the bound.
+const ENTRY_BOOKKEEPING_BYTES = 4_096;
+
 /**
  * Creates the HTTP cache for upstream GETs: undici's cache interceptor, which follows the
  * upstream's Cache-Control, Age and ETag (revalidating with If-None-Match) and never stores
@@ -63,7 +67,14 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   const redis = redisUrl ? createRedis(redisUrl, onError, options.redisTimeoutMs) : undefined;
   const inner = redis
     ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
-    : new cacheStores.MemoryCacheStore({ maxSize: maxBytes, maxEntrySize: maxEntryBytes });
+    : new cacheStores.MemoryCacheStore({
+        maxSize: maxBytes,
+        maxEntrySize: maxEntryBytes,
+        // undici's own count bound (1,024 by default, whatever the bytes) emptied the cache to 512 entries at the
+        // 1,025th: 64 MiB held a thousand small answers. Bounded by the bytes instead: each entry keeps some 3 KB of
+        // keys and headers besides its body, which maxSize does not count.
+        maxCount: Math.max(1, Math.floor(maxBytes / ENTRY_BOOKKEEPING_BYTES)),
+      });
   const answers = createAnswerStore({ maxBytes });
   // When each call that looked its key up went out: an answer to a call sent before an invalidation of its path is
   // not stored, though it arrives after. undici hands one call's lookup and the write of its answer (and the
