@@ -35,6 +35,10 @@ const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-ass
 // Response headers with a meaning of their own (framing, content, caching, CORS, cookies) or that the server writes.
 const reservedHeaders =
   /^(content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|www-authenticate|server|strict-transport-security|x-request-id)$/i;
+// Request headers that frame or route a call, or that each call sets itself (`Accept: application/json`): undici
+// refuses to send some (every call failed), and a forwarded header's value is blanked out of every answer as a credential.
+const unforwardable =
+  /^(accept|host|content-.*|connection|keep-alive|te|trailer|transfer-encoding|upgrade|expect|proxy-.*)$/;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 // A secret sent or compared as a header value: printable ASCII, spaces only inside (a header is trimmed at its ends).
@@ -130,6 +134,10 @@ const layout = {
       list
         .refine((names) => names.every((name) => headerName.test(name)), {
           error: 'header names such as x-api-key,authorization',
+        })
+        .refine((names) => !names.some((name) => unforwardable.test(name)), {
+          error:
+            'credential headers such as x-api-key,authorization (not Accept, Host, Content-*, or a hop-by-hop header)',
         })
         .default(['x-api-key', 'authorization']),
     ),
