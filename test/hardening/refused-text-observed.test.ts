@@ -1,7 +1,9 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ServerResponse } from 'node:http';
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { partsOf } from '../helpers/multipart.ts';
 import { cacheableEcho, echo } from '../helpers/upstream.ts';
 
 const servers = closedAfterEach();
@@ -130,3 +132,27 @@ it.each(['text/event-stream', 'multipart/mixed'])(
     });
   },
 );
+
+// A @defer answer's span took the code (and graphql.error.count) of its last part with errors: the first part's
+// NOT_FOUND went out, the span said BAD_USER_INPUT and counted 2 errors of the 3 its client got.
+it("gives a streamed answer's span the first error's code and counts every error sent", async () => {
+  const spans = new InMemorySpanExporter();
+  const notFound = (_req: unknown, res: ServerResponse) =>
+    void res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end('{"status":404,"meta":{"languageId":"en"},"error":"No Products found"}');
+  const { facade } = await servers.start(notFound, {}, { extras: { spanExporter: spans } });
+  const long = 'x'.repeat(300);
+  const answer = await facade.post(
+    `query S { a: catalogProducts(catalogId: "A") ... @defer { b: catalogProducts(catalogId: "${long}") c: catalogProducts(catalogId: "${long}") } }`,
+    undefined,
+    { accept: 'multipart/mixed' },
+  );
+  const codes = partsOf(answer.text)
+    .flatMap((part) => [...(part.errors ?? []), ...(part.incremental ?? []).flatMap((payload) => payload.errors ?? [])])
+    .map((error) => error.extensions?.code);
+  expect(codes).toEqual(['NOT_FOUND', 'BAD_USER_INPUT', 'BAD_USER_INPUT']);
+  const span = await serverSpan(spans);
+  expect(span.status, 'status of the streamed answer').toEqual({ code: SpanStatusCode.ERROR, message: 'NOT_FOUND' });
+  expect(span.attributes['graphql.error.count'], 'errors counted on the span').toBe(3);
+});

@@ -8,6 +8,7 @@ import {
   type TextMapGetter,
   type Tracer,
 } from '@opentelemetry/api';
+import type { GraphQLFormattedError } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import {
   clip,
@@ -68,7 +69,7 @@ export function useTracing({
       return {
         onExecuteDone: ({ result }) => {
           if (!isAsyncIterable(result)) {
-            record(span, result);
+            provisional(span, result);
             // The hooks after this one replace the result by copies of its own properties: the span goes along.
             const whole: Whole = { span, serialized: false };
             (result as Spanned)[SPAN] = whole;
@@ -79,7 +80,7 @@ export function useTracing({
           }
           streams.set(request, span);
           const end = untilStreamEnds(request, () => span.end());
-          return { onNext: ({ result: part }) => record(span, part), onEnd: end };
+          return { onNext: ({ result: part }) => provisional(span, part), onEnd: end };
         },
       };
     },
@@ -128,10 +129,26 @@ const headerGetter: TextMapGetter<Headers> = {
   keys: (headers) => [...headers.keys()],
 };
 
+// How many errors each span's client was sent so far, over all the parts of a stream.
+const sentErrors = new WeakMap<Span, number>();
+
+/** `result` (a whole result or a stream's part) as it was sent: its errors add up, the first sent gives the status. */
 function record(span: Span, result: ResultPart) {
   const errors = errorsOf(result);
   if (errors.length === 0) return;
-  span.setAttribute('graphql.error.count', errors.length);
+  const before = sentErrors.get(span) ?? 0;
+  sentErrors.set(span, before + errors.length);
+  setErrors(span, before + errors.length, before === 0 ? errors[0] : undefined);
+}
+
+/** `result` as executed, before it is serialized (a refusal may take its place): what the span says until then. */
+function provisional(span: Span, result: ResultPart) {
+  const errors = errorsOf(result);
+  if (errors.length > 0 && !sentErrors.has(span)) setErrors(span, errors.length, errors[0]);
+}
+
+function setErrors(span: Span, count: number, first: GraphQLFormattedError | undefined) {
+  span.setAttribute('graphql.error.count', count);
   // The code, not the message: messages name the ids asked for, which spans never carry.
-  span.setStatus({ code: SpanStatusCode.ERROR, message: String(errors[0]!.extensions?.['code'] ?? 'UNKNOWN') });
+  if (first) span.setStatus({ code: SpanStatusCode.ERROR, message: String(first.extensions?.['code'] ?? 'UNKNOWN') });
 }
