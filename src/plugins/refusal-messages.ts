@@ -111,8 +111,10 @@ export function useRefusalMessages(): Plugin {
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
-      // A length Yoga gave its own body would cut this one.
-      headers.delete('content-length');
+      // A length Yoga gave its own body would cut this one. The framing and coding of the stream its result processor
+      // chose (multipart's `Transfer-Encoding: chunked`, the event stream's `Content-Encoding: none`) are not this
+      // body's: kept beside its length, the head had both Content-Length and Transfer-Encoding.
+      for (const name of ['content-length', 'transfer-encoding', 'content-encoding']) headers.delete(name);
       setResponse(new fetchAPI.Response(refusalBody(response.status, message), { status: response.status, headers }));
     },
   };
