@@ -33,9 +33,10 @@ const webSchemes = new Set(['file:', 'ws:', 'wss:', 'ftp:', 'blob:', 'data:', 'a
 // The paths the server answers itself or hands to GraphQL: METRICS_PATH may not be one.
 const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-assets)(\/|$)/;
 // Response headers with a meaning of their own (framing, content, caching, CORS, cookies) or that the server writes
-// (`accept`: the types a 406 lists, which the deletion of the tag header from every refusal took away).
+// (`accept`: the types a 406 lists, which the deletion of the tag header from every refusal took away), and those a
+// proxy or CDN acts on (nginx's X-Accel-Redirect redirects internally; Surrogate-Control and CDN-Cache-Control set TTLs).
 const reservedHeaders =
-  /^(content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|accept|www-authenticate|server|strict-transport-security|x-request-id)$/i;
+  /^(x-accel-.*|surrogate-control|(.*-)?cdn-cache-control|content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|accept|www-authenticate|server|strict-transport-security|x-request-id)$/i;
 // Request headers that frame or route a call, or that each call sets itself (`Accept: application/json`): undici
 // refuses to send some (every call failed), and a forwarded header's value is blanked out of every answer as a credential.
 const unforwardable =
