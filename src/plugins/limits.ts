@@ -88,17 +88,46 @@ export function useAbuseLimits({
       addValidationRule(nestingRule);
       if (!blockSuggestions) return;
       return ({ valid, result, setResult }) => {
-        if (!valid) setResult(result.map(hideSuggestion));
+        if (!valid) setResult(withoutRepeats(result.map(hideSchemaNames)));
       };
     },
   };
 }
 
 // graphql-js's suggestions name fields and types: `Did you mean "a" or "b"?`, `Did you mean to use an inline fragment
-// on "A", "B", or "C"?`, `Did you mean the enum value "X"?`. Names hold no `?`.
-const hideSuggestion = <E extends Error>(error: E): E => {
-  error.message = error.message.replace(/Did you mean [^?]*\?/g, '[Suggestion hidden]').trim();
+// on "A", "B", or "C"?`, `Did you mean the enum value "X"?`. Names hold no `?`. Its refusal of a missing required
+// argument names the argument and its type (`Field "f" argument "a" of type "ID!" is required, but it was not
+// provided.`): one request per field read every required argument out; others name a field's type (`since type
+// "JSON" has no subfields`, `conflicting types "JSON" and "[_Entity]!"`). The field is the client's own word; a
+// directive's arguments are the spec's.
+const hideSchemaNames = <E extends Error>(error: E): E => {
+  error.message = error.message
+    .replace(/Did you mean [^?]*\?/g, '[Suggestion hidden]')
+    .replace(
+      /^(Field "[^"]+") argument "[^"]+" of type "[^"]+" is required, but it was not provided\.$/,
+      '$1 lacks a required argument.',
+    )
+    .replace(
+      /^(Field "[^"]+") must not have a selection since type "[^"]+" has no subfields\.$/,
+      '$1 has no subfields.',
+    )
+    .replace(
+      /^(Field "[^"]+") of type "[^"]+" must have a selection of subfields\./,
+      '$1 must have a selection of subfields.',
+    )
+    .replace(/they return conflicting types "[^"]+" and "[^"]+"/g, 'they return conflicting types')
+    .trim();
   return error;
+};
+
+// Two arguments missing from one field read the same once unnamed: the refusal is said once.
+const withoutRepeats = <E extends Error>(errors: readonly E[]): E[] => {
+  const seen = new Set<string>();
+  return errors.filter((error) => {
+    const { locations } = error as Partial<GraphQLError>;
+    const key = `${error.message}\n${JSON.stringify(locations ?? [])}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
 };
 
 /**
