@@ -1,9 +1,9 @@
 import { GraphQLError } from 'graphql';
 import { isAsyncIterable, maskError as yogaMaskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { PimError } from './pim/rest/errors.ts';
+import { InvalidArgumentError, PimError } from './pim/rest/errors.ts';
 import type { OperationName, PimArgs } from './pim/rest/endpoints.ts';
-import { pathOf, type FieldAt, type PimApi } from './pim/loaders.ts';
+import { pathOf, type FieldAt, type KeyNames, type PimApi } from './pim/loaders.ts';
 
 /**
  * The error contract in one place: every PimError leaves the PIM API as a GraphQLError with its
@@ -14,8 +14,8 @@ import { pathOf, type FieldAt, type PimApi } from './pim/loaders.ts';
 export function withErrorContract(api: PimApi): PimApi {
   const wrap =
     (call: PimApi[OperationName]): PimApi[OperationName] =>
-    (args, at) =>
-      call(args, at).catch((error: unknown) => Promise.reject(toContractError(error, args, at)));
+    (args, at, keyNames) =>
+      call(args, at).catch((error: unknown) => Promise.reject(toContractError(error, args, at, keyNames)));
   return {
     ...api,
     searchProducts: wrap(api.searchProducts),
@@ -27,11 +27,18 @@ export function withErrorContract(api: PimApi): PimApi {
 // Located here, where the field is known: the executor then takes the error as it is. Left unlocated, it is wrapped
 // in a second GraphQLError that reads this one's stack; a request of many refused fields (entities past the calls
 // cap, each a field error) spent most of its time building and formatting errors.
-function toContractError(error: unknown, args: PimArgs, at: FieldAt | undefined): unknown {
+// An argument the field filled from its entity's key under another name is named as the key field the client wrote.
+function toContractError(error: unknown, args: PimArgs, at: FieldAt | undefined, keyNames?: KeyNames): unknown {
   if (!(error instanceof PimError)) return error;
   const { status, reason } = error;
   const upstream = status === undefined ? {} : { upstream: { status, ...(reason && { reason }) } };
-  const message = error.code === 'NOT_FOUND' ? `${error.message}: ${idsOf(args)}` : error.message;
+  const renamed = error instanceof InvalidArgumentError ? keyNames?.[error.argument] : undefined;
+  const message =
+    error.code === 'NOT_FOUND'
+      ? `${error.message}: ${idsOf(args, keyNames)}`
+      : renamed !== undefined
+        ? `Invalid argument "${renamed}": ${(error as InvalidArgumentError).rule}`
+        : error.message;
   const extensions = { code: error.code, ...upstream };
   return withoutStack(
     () => new GraphQLError(message, at ? { nodes: at.fieldNodes, path: pathOf(at.path), extensions } : { extensions }),
@@ -50,9 +57,12 @@ function withoutStack<T>(build: () => T): T {
 }
 
 /** The ids a call asked for, as `catalogId "X", classificationGroupId "Y"`: what a 404 did not find. */
-function idsOf(args: PimArgs): string {
-  const ids = Object.entries(args).filter(([name, value]) => name.endsWith('Id') && name !== 'languageId' && value);
-  // In name order: a root field and an entity field asking the same thing get the same message.
+function idsOf(args: PimArgs, keyNames?: KeyNames): string {
+  const ids = Object.entries(args)
+    .filter(([name, value]) => name.endsWith('Id') && name !== 'languageId' && value)
+    .map(([name, value]) => [keyNames?.[name] ?? name, value] as const);
+  // In name order: a root field and an entity field asking the same thing get the same message (an entity field
+  // naming the key fields the client wrote).
   ids.sort(([a], [b]) => (a < b ? -1 : 1));
   return ids.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ');
 }

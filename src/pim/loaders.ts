@@ -49,8 +49,14 @@ export interface StaleField {
   reason: string;
 }
 
+/**
+ * Arguments a field fills from its entity's key under another name, by the key field each came from
+ * (`{ classificationGroupClassificationId: 'classificationId' }`): its errors name what the client wrote.
+ */
+export type KeyNames = Readonly<Record<string, string>>;
+
 /** The three REST operations as one GraphQL request sees them; each resolves with the answer's body. */
-export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldAt) => Promise<unknown>> & {
+export type PimApi = Record<OperationName, (args: PimArgs, at?: FieldAt, keyNames?: KeyNames) => Promise<unknown>> & {
   /** How long every answer used so far stays fresh (the least of them); undefined before any load settled. */
   freshness(): Freshness | undefined;
   /** When that least freshness ends (epoch ms), for whoever tells it later (a hit of the cache of results). */

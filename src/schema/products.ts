@@ -58,6 +58,10 @@ builder.objectField(ClassificationGroup, 'products', (t) =>
           classificationGroupId: group.classificationGroupId,
         },
         info,
+        KEY_NAMES,
       ),
   }),
 );
+
+// Its refusals name the key field the client wrote, as `group` on the same representation does.
+const KEY_NAMES = { classificationGroupClassificationId: 'classificationId' };

@@ -60,9 +60,12 @@ export class PimError extends Error {
 export class InvalidArgumentError extends PimError {
   override name = 'InvalidArgumentError';
   readonly argument: string;
-  constructor(argument: string, message: string) {
-    super('BAD_USER_INPUT', `Invalid argument "${argument}": ${message}`);
+  /** What the value broke, without the argument's name. */
+  readonly rule: string;
+  constructor(argument: string, rule: string) {
+    super('BAD_USER_INPUT', `Invalid argument "${argument}": ${rule}`);
     this.argument = argument;
+    this.rule = rule;
   }
 }
 
