@@ -102,7 +102,9 @@ export function createContextFactory({
     // Computed once per request: every call of it queues in the same partition, its bytes count in the same share.
     const credential = credentials.headers(request.headers);
     const queueKey = credentials.partition(credential);
-    const upstreamBytes = client.openByteAccount(queueKey);
+    // In its credential's byte share once the PIM accepted the key; made-up keys (each a partition) share one, as at
+    // the door: each its own, they held the whole process cap with answers they never read, and real callers got none.
+    const upstreamBytes = client.openByteAccount(credentials.shareOf(queueKey));
     const representations = createAllowance(maxRepresentations);
     const state: RequestState = {
       credential,

@@ -33,6 +33,11 @@ export interface UpstreamCredentials {
    * own) cannot take every slot with requests that never reach the PIM.
    */
   doorShare(incoming: Pick<Headers, 'get'>): string;
+  /**
+   * The same share for a call's `partition` (computed already): the byte share a request's upstream bytes and
+   * response text count in (PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL), so made-up keys cannot hold the process's cap.
+   */
+  shareOf(partition: string): string;
 }
 
 /** The door share of the keys the PIM has not been seen to accept. */
@@ -58,6 +63,9 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   // last answer: past the bound the key answered longest ago goes, never every key at once (without PIM_API_KEY a
   // partition is every forwarded header, so one real key with a new Authorization per request makes a new one each).
   const accepted = new LRUCache<string, true>({ max: MAX_DIGESTS });
+  // Read as a use: a key served from the caches, whose calls the PIM no longer answers, is in use all the same.
+  const shareOf = (share: string) =>
+    share === serverShare || accepted.get(share) !== undefined ? share : UNPROVEN_KEYS;
   return {
     names,
     partition,
@@ -69,10 +77,9 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
       accepted.delete(share);
     },
     doorShare(incoming) {
-      const share = partition(headers(incoming));
-      // Read as a use: a key served from the caches, whose calls the PIM no longer answers, is in use all the same.
-      return share === serverShare || accepted.get(share) !== undefined ? share : UNPROVEN_KEYS;
+      return shareOf(partition(headers(incoming)));
     },
+    shareOf,
   };
 }
 
