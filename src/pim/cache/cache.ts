@@ -71,12 +71,15 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   // the rest to the bodies. One entry per 4 KiB beside the whole bound for bodies held 1.6 times the bound (8 MiB of
   // 4 KB answers took 12.5 MiB of heap).
   const maxCount = Math.max(1, Math.floor(maxBytes / 4 / ENTRY_BOOKKEEPING_BYTES));
+  const maxSize = maxBytes - maxCount * ENTRY_BOOKKEEPING_BYTES;
   const inner = redis
     ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
     : new cacheStores.MemoryCacheStore({
         maxCount,
-        maxSize: maxBytes - maxCount * ENTRY_BOOKKEEPING_BYTES,
-        maxEntrySize: maxEntryBytes,
+        maxSize,
+        // No larger than the bodies' part: undici, written an entry past maxSize, first evicts every other entry
+        // (down to half of maxSize, which that one alone passes), then drops it too; one such answer emptied the cache.
+        maxEntrySize: Math.min(maxEntryBytes, maxSize),
       });
   const answers = createAnswerStore({ maxBytes });
   // When each call that looked its key up went out: an answer to a call sent before an invalidation of its path is

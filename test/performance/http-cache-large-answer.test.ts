@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
+
+// docs/configuration.md: PIM_CACHE_MAX_BYTES bounds the HTTP cache; a quarter goes to the entries' keys and headers,
+// the rest to the bodies. An answer larger than the bodies' part (here 900 KB of a 1 MiB bound, under
+// PIM_MAX_BODY_BYTES) cannot be kept; undici's MemoryCacheStore, written past its maxSize, first evicts every other
+// entry (down to half its size, which the large one alone passes), then drops the large one too: each such answer
+// emptied the cache, and every caller's next call went to the PIM again. (No cache of results: each repeat calls.)
+const sizeOf = (url: string) => Number(new URL(url, 'http://x').pathname.split('/')[5]);
+const fixture = useFacade({ PIM_CACHE_MAX_BYTES: String(1024 * 1024), RESPONSE_CACHE_MAX_BYTES: '0' }, (req, res) => {
+  const page = JSON.stringify({ status: 200, meta: {}, data: [{ text: 'x'.repeat(sizeOf(req.url!)) }] });
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(page);
+});
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+const products = (size: number) => `{ catalogProducts(catalogId: "${size}") }`;
+
+describe('PIM_CACHE_MAX_BYTES=1 MiB', () => {
+  it('an answer too large to keep leaves the answers kept alone', async () => {
+    for (const size of [1_000, 2_000, 3_000]) {
+      expect((await fixture.facade.post(products(size))).status).toBe(200);
+    }
+    await settle();
+    const large = await fixture.facade.post(products(900_000));
+    expect(large.body.data.catalogProducts.data[0].text).toHaveLength(900_000);
+    await settle();
+    fixture.upstream.reset();
+    for (const size of [1_000, 2_000, 3_000]) {
+      expect((await fixture.facade.post(products(size))).status).toBe(200);
+    }
+    // Served from the cache, as before the large answer came.
+    expect(fixture.upstream.requests.map((r) => sizeOf(r.url))).toEqual([]);
+  });
+});
