@@ -37,10 +37,12 @@ const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-ass
 // proxy or CDN acts on (nginx's X-Accel-Redirect redirects internally; Surrogate-Control and CDN-Cache-Control set TTLs).
 const reservedHeaders =
   /^(x-accel-.*|surrogate-control|(.*-)?cdn-cache-control|content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|accept|www-authenticate|server|strict-transport-security|x-request-id)$/i;
-// Request headers that frame or route a call, or that each call sets itself (`Accept: application/json`): undici
-// refuses to send some (every call failed), and a forwarded header's value is blanked out of every answer as a credential.
+// Request headers that frame or route a call, or that each call sets itself (`Accept: application/json`, the request's
+// `x-request-id`, traced `traceparent`/`tracestate`): undici refuses to send some (every call failed), a forwarded
+// header's value is blanked out of every answer as a credential, and one new each request made a credential of its own
+// (no HTTP cache hit ever, no key ever seen accepted at the door).
 const unforwardable =
-  /^(accept|host|content-.*|connection|keep-alive|te|trailer|transfer-encoding|upgrade|expect|proxy-.*)$/;
+  /^(accept|host|content-.*|connection|keep-alive|te|trailer|transfer-encoding|upgrade|expect|proxy-.*|x-request-id|traceparent|tracestate)$/;
 // An HTTP field name (RFC 9110 §5.6.2 token), lower-cased as `list` leaves it.
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 // A secret sent or compared as a header value: printable ASCII, spaces only inside (a header is trimmed at its ends).
@@ -139,7 +141,7 @@ const layout = {
         })
         .refine((names) => !names.some((name) => unforwardable.test(name)), {
           error:
-            'credential headers such as x-api-key,authorization (not Accept, Host, Content-*, or a hop-by-hop header)',
+            'credential headers such as x-api-key,authorization (not Accept, Host, Content-*, a hop-by-hop header, or x-request-id, traceparent, tracestate, which each call sets)',
         })
         .default(['x-api-key', 'authorization']),
     ),
