@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type FieldNode } from 'graphql';
 import { isAsyncIterable, maskError as yogaMaskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { InvalidArgumentError, PimError } from './pim/rest/errors.ts';
@@ -41,7 +41,11 @@ function toContractError(error: unknown, args: PimArgs, at: FieldAt | undefined,
         : error.message;
   const extensions = { code: error.code, ...upstream };
   return withoutStack(
-    () => new GraphQLError(message, at ? { nodes: at.fieldNodes, path: pathOf(at.path), extensions } : { extensions }),
+    () =>
+      new GraphQLError(
+        message,
+        at ? { nodes: at.fieldNodes as readonly FieldNode[], path: pathOf(at.path), extensions } : { extensions },
+      ),
   );
 }
 

@@ -1,6 +1,5 @@
 import DataLoader from 'dataloader';
 import { context, type Context } from '@opentelemetry/api';
-import type { FieldNode } from 'graphql';
 import { buildRequest, type InputLimits, type OperationName, type PimArgs, type PimRequest } from './rest/endpoints.ts';
 import type { ByteAccount } from './rest/byte-limits.ts';
 import type { PimClient } from './client.ts';
@@ -36,10 +35,13 @@ export interface FieldPath {
   readonly key: string | number;
 }
 
-/** The field a call answers: where it sits and the selections that asked for it. GraphQL's `info` is one. */
+/**
+ * The field a call answers: where it sits and the selections that asked for it (GraphQL's field nodes, opaque here:
+ * this folder knows no GraphQL). GraphQL's `info` is one.
+ */
 export interface FieldAt {
   readonly path: FieldPath;
-  readonly fieldNodes: readonly FieldNode[];
+  readonly fieldNodes: readonly object[];
 }
 
 /** A field answered past its freshness: where, how old its data is, and why (`revalidating` or an error code). */
