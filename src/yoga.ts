@@ -1,10 +1,11 @@
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type Plugin, type YogaInitialContext, type YogaServerInstance } from 'graphql-yoga';
+import type { ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { PimContext } from './context.ts';
 import { maskError, useIncrementalErrorMask, type MaskError } from './errors.ts';
-import { documentCaches } from './plugins/document-cache.ts';
+import { documentCaches, useValidationCache } from './plugins/document-cache.ts';
 import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits, useExactIdVariables, useNoStreamsInBatch } from './plugins/limits.ts';
@@ -47,7 +48,7 @@ export function createYogaServer(
       useCorsVary(config.corsOrigins),
       parts.persisted,
       useAbuseLimits(config.limits),
-      useDeferStream(),
+      useDeferStreamRules(),
       // The errors of a streamed answer's later parts, masked as Yoga masks the rest (before anything reads them).
       useIncrementalErrorMask(mask, logger),
       parts.requestContext.plugin,
@@ -67,6 +68,8 @@ export function createYogaServer(
         onResponse: ({ response }) =>
           void (response.headers.has('connection') && response.headers.delete('connection')),
       },
+      // Last: the rules every plugin before it adds are in its key (Yoga's own validation cache is off).
+      useValidationCache(),
     ],
     parserAndValidationCache: documentCaches(),
     maskedErrors: { maskError: mask },
@@ -79,4 +82,22 @@ export function createYogaServer(
     maxRequestBodySize: false,
     logging: logger ?? false,
   });
+}
+
+/**
+ * Yoga's @defer/@stream plugin with its validation rules added as it adds them, without its per-request filter of the
+ * rule list: the filter reassigns the list of its own hook's payload, which envelop never reads back (the rules that
+ * validate are those added), so it walked every rule's name on every request and changed nothing.
+ */
+function useDeferStreamRules(): Plugin {
+  const plugin = useDeferStream() as Plugin;
+  const rules: ValidationRule[] = [];
+  const record = { params: { rules: [] }, addValidationRule: (rule: ValidationRule) => void rules.push(rule) };
+  plugin.onValidate?.(record as unknown as Parameters<NonNullable<Plugin['onValidate']>>[0]);
+  return {
+    ...plugin,
+    onValidate({ addValidationRule }) {
+      for (const rule of rules) addValidationRule(rule);
+    },
+  };
 }

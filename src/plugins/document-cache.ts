@@ -1,5 +1,5 @@
-import type { DocumentNode } from 'graphql';
-import type { YogaServerOptions } from 'graphql-yoga';
+import type { DocumentNode, GraphQLSchema, ValidationRule } from 'graphql';
+import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
 type CacheOptions = Exclude<YogaServerOptions<object, object>['parserAndValidationCache'], boolean | undefined>;
@@ -29,6 +29,8 @@ export const DOCUMENT_CACHE_BYTES = 16 * 2 ** 20;
 export function documentCaches(maxBytes = DOCUMENT_CACHE_BYTES): CacheOptions {
   const common = { max: 1_024, ttl: 3_600_000 };
   return {
+    // Validation results are kept by useValidationCache (below).
+    validationCache: false,
     documentCache: new LRUCache<string, DocumentNode>({
       ...common,
       maxSize: maxBytes - Math.floor(maxBytes / 4),
@@ -41,4 +43,47 @@ export function documentCaches(maxBytes = DOCUMENT_CACHE_BYTES): CacheOptions {
       sizeCalculation: (_error, text) => textBytes(text) + 4_096,
     }),
   };
+}
+
+// Rule lists kept apart: the plugins add the same rules to every request, but one could add one conditionally.
+const MAX_RULE_LISTS = 8;
+
+/**
+ * Yoga's cache of validation results, without building a key per request: Yoga's joined the names of every rule (some
+ * forty) into a string and looked it up in an LRU on every request. Here the rules are compared one by one with the
+ * lists seen before (by name where not the same function, as Yoga keyed them), and a result is kept per schema and
+ * document, going with the document as Yoga's does. Last of the plugins, where Yoga's ran: every rule the others add
+ * is in the list, and its result is stored after their hooks.
+ */
+export function useValidationCache(): Plugin {
+  const lists: Array<{
+    rules: readonly ValidationRule[];
+    results: WeakMap<GraphQLSchema, WeakMap<DocumentNode, unknown>>;
+  }> = [];
+  const resultsOf = (rules: readonly ValidationRule[]) => {
+    let list = lists.find((known) => sameRules(known.rules, rules));
+    if (!list) {
+      if (lists.length >= MAX_RULE_LISTS) lists.shift();
+      lists.push((list = { rules: [...rules], results: new WeakMap() }));
+    }
+    return list.results;
+  };
+  return {
+    onValidate({ params: { schema, documentAST, rules }, setResult }) {
+      if (schema == null) return;
+      const bySchema = resultsOf(rules ?? []);
+      let byDocument = bySchema.get(schema);
+      if (!byDocument) bySchema.set(schema, (byDocument = new WeakMap()));
+      const cached = byDocument.get(documentAST);
+      if (cached) return void setResult(cached as Parameters<typeof setResult>[0]);
+      return ({ result }) => void (result != null && byDocument.set(documentAST, result));
+    },
+  };
+}
+
+function sameRules(a: readonly ValidationRule[], b: readonly ValidationRule[]): boolean {
+  if (a.length !== b.length) return false;
+  // By name where not the same function, as Yoga keyed them: some plugins (Armor's) make their rules per request.
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && a[i]!.name !== b[i]!.name) return false;
+  return true;
 }
