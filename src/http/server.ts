@@ -60,6 +60,9 @@ export interface FacadeServer extends Server {
 // that the WHATWG URL parser Yoga builds the request's URL with also takes (no port past 65535, no bad literal).
 const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://${host}`);
+// Clients send the same Host on every request: the last one found valid is not checked again.
+let lastHost: string | undefined;
+const isKnownHost = (host: string) => host === lastHost || (isHost(host) && ((lastHost = host), true));
 // The WHATWG parser also reads `\` as `/` in an http URL: a backslash anywhere is refused with them.
 const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
@@ -119,7 +122,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Each response with its sending's progress, until it closes; a shutdown lets it finish.
       responses.track(req, res, { waiting: 0, since: Date.now() });
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
-      if (!isHost(req.headers.host ?? 'localhost')) {
+      if (!isKnownHost(req.headers.host ?? 'localhost')) {
         return void refuse(req, res, 400, messages[400]!, true);
       }
       // Checked before any route: a body Node would read and throw away is read all the same.
@@ -162,15 +165,15 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
         return void refuse(req, res, 503, messages[503]!);
       }
       serving++;
-      res.once('close', () => void serving--);
-      if (credential !== undefined) {
-        held.set(credential, holding + 1);
-        res.once('close', () => {
-          const left = held.get(credential)! - 1;
-          if (left > 0) held.set(credential, left);
-          else held.delete(credential);
-        });
-      }
+      if (credential !== undefined) held.set(credential, holding + 1);
+      // One listener for both counts: each listener on a response is paid for on every request.
+      res.once('close', () => {
+        serving--;
+        if (credential === undefined) return;
+        const left = held.get(credential)! - 1;
+        if (left > 0) held.set(credential, left);
+        else held.delete(credential);
+      });
       void passOn(req, res);
     },
   ) as FacadeServer;

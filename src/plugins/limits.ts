@@ -87,12 +87,19 @@ export function useAbuseLimits({
       addValidationRule(costRule);
       addValidationRule(nestingRule);
       if (!blockSuggestions) return;
-      return ({ valid, result, setResult }) => {
-        if (!valid) setResult(withoutRepeats(result.map(hideSchemaNames)));
-      };
+      return schemaNamesHidden;
     },
   };
 }
+
+// One function for every request rather than a closure each.
+const schemaNamesHidden: Exclude<ReturnType<NonNullable<Plugin['onValidate']>>, void> = ({
+  valid,
+  result,
+  setResult,
+}) => {
+  if (!valid) setResult(withoutRepeats(result.map(hideSchemaNames)));
+};
 
 // graphql-js's suggestions name fields and types: `Did you mean "a" or "b"?`, `Did you mean to use an inline fragment
 // on "A", "B", or "C"?`, `Did you mean the enum value "X"?`. Names hold no `?`. Its refusal of a missing required

@@ -87,10 +87,16 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     entry.gone = true;
     log.info(fieldsOf(request, entry), 'client went away');
   };
-  const completed = (request: Request, entry: Entry, status: number) => {
-    const { durationMs, ...fields } = fieldsOf(request, entry);
-    completedLine!({ ...fields, status, durationMs });
-  };
+  // The fields of fieldsOf with the status before the duration, built once rather than copied twice.
+  const completed = (request: Request, entry: Entry, status: number) =>
+    completedLine!({
+      reqId: requestIdOf(request),
+      method: request.method,
+      path: entry.path,
+      operations: entry.operations,
+      status,
+      durationMs: Math.round(performance.now() - entry.at),
+    });
   // The last part of a stream is out, or its client cancelled it after the status went out.
   const streamEnded = (request: Request) => {
     const entry = started.get(request);

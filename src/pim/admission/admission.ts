@@ -110,7 +110,7 @@ function tell(
  * Passes every event on; ends the call when its time passes and frees the slot when it ends. The call has
  * `timeoutMs` from now, unless the request's budget (`budgetMs` left) ends first: then its caller hears
  * BUDGET_EXCEEDED (the PIM was not given its full time: not its fault), and a call already sent keeps its slot
- * while the PIM still works on it, as when its caller leaves (see leavable()), until its own time is up.
+ * while the PIM still works on it, as when its caller leaves (see Leavable), until its own time is up.
  */
 function timedHandler(
   handler: Dispatcher.DispatchHandler,
@@ -119,8 +119,8 @@ function timedHandler(
   sent?: AdmissionDispatchOptions['sent'],
 ): Dispatcher.DispatchHandler & { fail(error: Error): void } {
   let controller: Dispatcher.DispatchController | undefined;
-  // What the handler is given in place of `controller` (see leavable()).
-  let facing: ReturnType<typeof leavable> | undefined;
+  // What the handler is given in place of `controller` (see Leavable).
+  let facing: Leavable | undefined;
   let expired: Error | undefined;
   let ended = false;
   let failed = false;
@@ -160,7 +160,7 @@ function timedHandler(
     },
     onRequestStart(c, context) {
       controller = c;
-      facing = leavable(c, (reason) => handler.onResponseError?.(facing!, reason));
+      facing = new Leavable(c, (reason) => handler.onResponseError?.(facing!, reason));
       handler.onRequestStart?.(facing, context);
       if (expired) c.abort(expired);
       facing.sent = true;
@@ -198,36 +198,42 @@ function timedHandler(
  * only when they write). The caller hears its end at once (`leave`); the call keeps its slot until the PIM answers,
  * fails or runs out of time. Any other abort (nothing sent yet, or the answer's body unwanted) closes it.
  */
-function leavable(
-  controller: Dispatcher.DispatchController,
-  leave: (reason: Error) => void,
-): Dispatcher.DispatchController & { sent: boolean; answered: boolean; left: Error | undefined } {
-  return {
-    sent: false,
-    answered: false,
-    /** Why the caller left before the answer, if it did. */
-    left: undefined,
-    abort(reason) {
-      if (this.left) return;
-      if (!this.sent || this.answered) return controller.abort(reason);
-      leave((this.left = reason));
-    },
-    pause: () => controller.pause(),
-    resume: () => controller.resume(),
-    get aborted() {
-      return this.left !== undefined || controller.aborted;
-    },
-    get paused() {
-      return controller.paused;
-    },
-    get reason() {
-      return this.left ?? controller.reason;
-    },
-    get rawHeaders() {
-      return controller.rawHeaders;
-    },
-    get rawTrailers() {
-      return controller.rawTrailers;
-    },
-  };
+// A class, not an object literal: its getters and methods are shared, not eight closures made for every call.
+class Leavable implements Dispatcher.DispatchController {
+  sent = false;
+  answered = false;
+  /** Why the caller left before the answer, if it did. */
+  left: Error | undefined = undefined;
+  readonly #controller: Dispatcher.DispatchController;
+  readonly #leave: (reason: Error) => void;
+  constructor(controller: Dispatcher.DispatchController, leave: (reason: Error) => void) {
+    this.#controller = controller;
+    this.#leave = leave;
+  }
+  abort(reason: Error) {
+    if (this.left) return;
+    if (!this.sent || this.answered) return this.#controller.abort(reason);
+    this.#leave((this.left = reason));
+  }
+  pause() {
+    this.#controller.pause();
+  }
+  resume() {
+    this.#controller.resume();
+  }
+  get aborted() {
+    return this.left !== undefined || this.#controller.aborted;
+  }
+  get paused() {
+    return this.#controller.paused;
+  }
+  get reason() {
+    return this.left ?? this.#controller.reason;
+  }
+  get rawHeaders() {
+    return this.#controller.rawHeaders;
+  }
+  get rawTrailers() {
+    return this.#controller.rawTrailers;
+  }
 }
