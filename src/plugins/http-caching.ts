@@ -121,6 +121,13 @@ const streamedTypes = /^(multipart\/|text\/event-stream)/i;
 export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachingOptions): Plugin {
   const carriesCredential = (headers: Headers) => sendsCredential(forwardHeaders, headers);
   const varied = ['Accept', ...forwardHeaders];
+  // A response comes with the same Vary every time (none, or CORS's): the last one and its result are kept.
+  let lastVary: string | undefined;
+  let lastVaried = '';
+  const withVaried = (existing: string) => {
+    if (existing !== lastVary) [lastVary, lastVaried] = [existing, vary.append(existing, varied)];
+    return lastVaried;
+  };
   const format = tagFormat(surrogateKeyHeader);
   return {
     // Yoga copies `extensions.http.headers` onto the response and strips them from the body.
@@ -156,7 +163,7 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
     },
     onResponse({ request, response, setResponse, fetchAPI }) {
       const headers = response.headers;
-      headers.set('vary', vary.append(headers.get('vary') ?? '', varied));
+      headers.set('vary', withVaried(headers.get('vary') ?? ''));
       const type = headers.get('content-type') ?? '';
       // Batches, streamed parts, refusals and anything else without a policy of its own.
       const streamed = streamedTypes.test(type);

@@ -94,15 +94,25 @@ const REDACTED = '[redacted]';
 
 // Also as JSON would escape it inside a string; a value outside any string breaks the JSON, which is safe.
 function redact(text: string, secrets: readonly string[]): string {
-  const forms = new Set(
-    secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')]),
-  );
   let result = secrets.length > 0 ? plainAscii(text) : text;
-  // Longest first: a credential inside a longer one must not leave the longer one's rest in clear.
-  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+  for (const form of formsOf(secrets)) {
     if (result.includes(form)) result = result.replaceAll(form, REDACTED);
   }
   return result;
+}
+
+// Every call of a credential sends the same secrets: the forms of the last ones are kept, not worked out per answer.
+let lastSecrets: readonly string[] = [];
+let lastForms: readonly string[] = [];
+function formsOf(secrets: readonly string[]): readonly string[] {
+  if (secrets.length === lastSecrets.length && secrets.every((secret, i) => secret === lastSecrets[i]))
+    return lastForms;
+  const forms = new Set(
+    secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')]),
+  );
+  // Longest first: a credential inside a longer one must not leave the longer one's rest in clear.
+  [lastSecrets, lastForms] = [[...secrets], [...forms].sort((a, b) => b.length - a.length)];
+  return lastForms;
 }
 
 // `\u0020`-`\u007f` escapes, and escaped backslashes taken whole (left to right), so `\\u0041` is never read as

@@ -127,7 +127,12 @@ const HTTP_DATE =
 
 function httpDate(value: HeaderValue): number {
   const text = String(value);
-  if (!HTTP_DATE.test(text)) return NaN;
+  // Answers of the same second carry the same Date: the last one read is not parsed again.
+  if (text === lastDate) return lastDateMs;
   // asctime carries no zone: it is GMT.
-  return Date.parse(text.endsWith('GMT') ? text : `${text} GMT`);
+  const ms = HTTP_DATE.test(text) ? Date.parse(text.endsWith('GMT') ? text : `${text} GMT`) : NaN;
+  [lastDate, lastDateMs] = [text, ms];
+  return ms;
 }
+let lastDate: string | undefined;
+let lastDateMs = NaN;
