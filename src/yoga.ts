@@ -87,7 +87,8 @@ export function createYogaServer(
 /**
  * Yoga's @defer/@stream plugin with its validation rules added as it adds them, without its per-request filter of the
  * rule list: the filter reassigns the list of its own hook's payload, which envelop never reads back (the rules that
- * validate are those added), so it walked every rule's name on every request and changed nothing.
+ * validate are those added), so it walked every rule's name on every request and changed nothing. graphql-js's
+ * OverlappingFieldsCanBeMergedRule thus runs beside the plugin's copy: their common errors are dropped in limits.ts.
  */
 function useDeferStreamRules(): Plugin {
   const plugin = useDeferStream() as Plugin;

@@ -86,8 +86,7 @@ export function useAbuseLimits({
     onValidate({ addValidationRule }) {
       addValidationRule(costRule);
       addValidationRule(nestingRule);
-      if (!blockSuggestions) return;
-      return schemaNamesHidden;
+      return blockSuggestions ? schemaNamesHidden : repeatsDropped;
     },
   };
 }
@@ -99,6 +98,13 @@ const schemaNamesHidden: Exclude<ReturnType<NonNullable<Plugin['onValidate']>>, 
   setResult,
 }) => {
   if (!valid) setResult(withoutRepeats(result.map(hideSchemaNames)));
+};
+
+// graphql-js's rule of overlapping fields and @defer/@stream's copy of it (which adds the @stream check) both run
+// (yoga.ts): a conflict both find is said once. graphql-js's stays: it alone gives up on a document too costly to
+// compare.
+const repeatsDropped: typeof schemaNamesHidden = ({ valid, result, setResult }) => {
+  if (!valid) setResult(withoutRepeats(result));
 };
 
 // graphql-js's suggestions name fields and types: `Did you mean "a" or "b"?`, `Did you mean to use an inline fragment
