@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { useFacade } from '../helpers/facade.ts';
 
 // docs/configuration.md: PIM_CACHE_MAX_BYTES bounds the HTTP cache; a quarter goes to the entries' keys and headers,
-// the rest to the bodies. An answer larger than the bodies' part (here 900 KB of a 1 MiB bound, under
-// PIM_MAX_BODY_BYTES) cannot be kept; undici's MemoryCacheStore, written past its maxSize, first evicts every other
-// entry (down to half its size, which the large one alone passes), then drops the large one too: each such answer
-// emptied the cache, and every caller's next call went to the PIM again. (No cache of results: each repeat calls.)
+// the rest to the bodies (787,456 bytes of a 1 MiB bound). undici's MemoryCacheStore, written past its maxSize, evicts
+// every other entry down to half its size, keeping the one just written: an answer larger than that half (under
+// PIM_MAX_BODY_BYTES) alone passes the target, and one larger than the whole part is then dropped too. Each such
+// answer emptied the cache, and every caller's next call went to the PIM again. (No cache of results: each repeat calls.)
 const sizeOf = (url: string) => Number(new URL(url, 'http://x').pathname.split('/')[5]);
 const fixture = useFacade({ PIM_CACHE_MAX_BYTES: String(1024 * 1024), RESPONSE_CACHE_MAX_BYTES: '0' }, (req, res) => {
   const page = JSON.stringify({ status: 200, meta: {}, data: [{ text: 'x'.repeat(sizeOf(req.url!)) }] });
@@ -15,18 +15,17 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 const products = (size: number) => `{ catalogProducts(catalogId: "${size}") }`;
 
 describe('PIM_CACHE_MAX_BYTES=1 MiB', () => {
-  it('an answer too large to keep leaves the answers kept alone', async () => {
-    for (const size of [1_000, 2_000, 3_000]) {
-      expect((await fixture.facade.post(products(size))).status).toBe(200);
-    }
+  it.each([
+    ['larger than the bodies part', 900_000, [1_000, 2_000, 3_000]],
+    ['larger than half the bodies part', 500_000, [1_000, 2_000, 3_000, 300_000]],
+  ])('an answer %s leaves the answers kept alone', async (_name, size, kept) => {
+    for (const each of kept) expect((await fixture.facade.post(products(each))).status).toBe(200);
     await settle();
-    const large = await fixture.facade.post(products(900_000));
-    expect(large.body.data.catalogProducts.data[0].text).toHaveLength(900_000);
+    const large = await fixture.facade.post(products(size));
+    expect(large.body.data.catalogProducts.data[0].text).toHaveLength(size);
     await settle();
     fixture.upstream.reset();
-    for (const size of [1_000, 2_000, 3_000]) {
-      expect((await fixture.facade.post(products(size))).status).toBe(200);
-    }
+    for (const each of kept) expect((await fixture.facade.post(products(each))).status).toBe(200);
     // Served from the cache, as before the large answer came.
     expect(fixture.upstream.requests.map((r) => sizeOf(r.url))).toEqual([]);
   });

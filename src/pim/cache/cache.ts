@@ -77,9 +77,10 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
     : new cacheStores.MemoryCacheStore({
         maxCount,
         maxSize,
-        // No larger than the bodies' part: undici, written an entry past maxSize, first evicts every other entry
-        // (down to half of maxSize, which that one alone passes), then drops it too; one such answer emptied the cache.
-        maxEntrySize: Math.min(maxEntryBytes, maxSize),
+        // No larger than half the bodies' part: undici, written an entry past maxSize, evicts every other entry down
+        // to half of maxSize, keeping the one just written; one larger than that half alone passes the target, so it
+        // emptied the cache of every other answer (and one past maxSize was then dropped too).
+        maxEntrySize: Math.min(maxEntryBytes, Math.floor(maxSize / 2)),
       });
   const answers = createAnswerStore({ maxBytes });
   // When each call that looked its key up went out: an answer to a call sent before an invalidation of its path is
