@@ -77,10 +77,10 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
     : new cacheStores.MemoryCacheStore({
         maxCount,
         maxSize,
-        // No larger than half the bodies' part: undici, written an entry past maxSize, evicts every other entry down
-        // to half of maxSize, keeping the one just written; one larger than that half alone passes the target, so it
-        // emptied the cache of every other answer (and one past maxSize was then dropped too).
-        maxEntrySize: Math.min(maxEntryBytes, Math.floor(maxSize / 2)),
+        // No larger than a quarter of the bodies' part: undici, written an entry past maxSize, evicts the oldest down
+        // to half of maxSize, the one just written counted and kept; one larger than half emptied the cache of every
+        // other answer (one past maxSize was then dropped too). A quarter leaves the others at least a quarter.
+        maxEntrySize: Math.min(maxEntryBytes, Math.floor(maxSize / 4)),
       });
   const answers = createAnswerStore({ maxBytes });
   // When each call that looked its key up went out: an answer to a call sent before an invalidation of its path is
