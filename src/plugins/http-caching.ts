@@ -3,6 +3,7 @@ import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import vary from 'vary';
 import type { PimApi, StaleField } from '../pim/loaders.ts';
 import type { Freshness } from '../pim/rest/types.ts';
+import { serializedLater } from './operation.ts';
 
 export interface HttpCachingOptions {
   /** Lower-case incoming headers passed on to the PIM: they make a response private and are varied on. */
@@ -109,9 +110,6 @@ export function tagFormat(header: string): TagFormat {
 export const sendsCredential = (forwardHeaders: readonly string[], headers: Headers): boolean =>
   forwardHeaders.some((name) => (headers.get(name) ?? '') !== '');
 
-// Bodies of these types are streamed parts (@defer/@stream, subscriptions): never stored, never hashed.
-const streamedTypes = /^(multipart\/|text\/event-stream)/i;
-
 /**
  * HTTP caching of GraphQL responses: a `Cache-Control` derived from the freshness of the REST
  * answers behind each result, `no-store` for everything else, a strong `ETag` on GET bodies
@@ -164,9 +162,8 @@ export function useHttpCaching({ forwardHeaders, surrogateKeyHeader }: HttpCachi
     onResponse({ request, response, setResponse, fetchAPI }) {
       const headers = response.headers;
       headers.set('vary', withVaried(headers.get('vary') ?? ''));
-      const type = headers.get('content-type') ?? '';
-      // Batches, streamed parts, refusals and anything else without a policy of its own.
-      const streamed = streamedTypes.test(type);
+      // Batches, streamed bodies (never stored, never hashed), refusals and anything else without a policy of its own.
+      const streamed = serializedLater(response);
       if (!headers.has('cache-control') || streamed) {
         // Yoga's event stream has `Cache-Control: no-cache`; whatwg-node's set() on headers built from an
         // object keeps a key cased otherwise beside its own, so that one goes first (only there: a delete

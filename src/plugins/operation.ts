@@ -38,8 +38,8 @@ export function whenSent<P extends object>(part: P, sent: (part: P) => void): P 
 }
 
 /**
- * Whether `response`'s body serializes its result as it is read, after the response hooks: a multipart or event-stream
- * answer does, for a whole result too (a client asking for `text/event-stream` alone gets its query's result so).
+ * Whether `response`'s body is streamed (multipart or event stream: @defer/@stream parts, or a whole result a client
+ * asking for those alone gets so), which serializes its result as it is read, after the response hooks.
  */
 export const serializedLater = (response: Response): boolean =>
   /^(multipart\/|text\/event-stream)/i.test(response.headers.get('content-type') ?? '');

@@ -141,6 +141,9 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       if (!shared || !copies || ttl <= 0) return;
       const { text, ...times } = entry;
       const stored = `${JSON.stringify(times)}\n${text}`;
+      // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory when too
+      // big for it, or once evicted).
+      const supersede = () => markUpTo(superseded, key, entry.storedAt - 1);
       const store = () =>
         shared
           .within(() => copies.store(key, stored, ttl, redisBounds))
@@ -148,16 +151,11 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
             // Redis holds this copy now (or none, too big for its bound), whatever its storedAt (an estimate from the
             // PIM's Age): no earlier mark is about it.
             () => (ended.delete(key), superseded.delete(key)),
-            (error: unknown) => {
-              // Redis keeps whatever older copy it had, which must not stand in for this newer answer (gone from memory
-              // when too big for it, or once evicted).
-              markUpTo(superseded, key, entry.storedAt - 1);
-              fail(error);
-            },
+            (error: unknown) => (supersede(), fail(error)),
           );
       // Sent at once when nothing is to be checked first: in order with the forgets and keeps around it.
       // Not sent: the older copy Redis may hold is ended up to this answer, as when Redis refuses the store.
-      inOrder(key, unlessAfter, store, () => markUpTo(superseded, key, entry.storedAt - 1));
+      inOrder(key, unlessAfter, store, supersede);
     },
     peek: (key) => memory.get(key),
     forget(key, byAnswer = false, unlessAfter) {
