@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { UpstreamCredentials } from '../pim/credential.ts';
 import { ALL } from '../pim/cache/invalidations.ts';
 import type { PimApi } from '../pim/loaders.ts';
-import { freshnessAt, type Expiry } from '../pim/rest/freshness.ts';
+import { directivesOf, freshnessAt, seconds, type Expiry } from '../pim/rest/freshness.ts';
 import type { ByteAccount } from '../pim/rest/byte-limits.ts';
 import { cacheControlFor, cacheHeaders, sendsCredential, tagFormat } from './http-caching.ts';
 import { batchMarks } from './request-slot.ts';
@@ -47,6 +47,8 @@ interface Entry {
   headers: Record<string, string>;
   /** When the least fresh upstream answer behind it stops being fresh: a hit claims what is left then. */
   expiry: Expiry;
+  /** When it was stored (epoch ms): a client's `max-age` bounds its age. */
+  storedAt: number;
   tags: readonly string[];
 }
 
@@ -57,12 +59,19 @@ const SENT = Symbol('response headers of a result to store');
 type Marks = { [KEY]?: string; [HIT]?: Entry; pim?: PimApi };
 type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<string, string> } };
 
-// A client asking past caches (a reload, `no-cache`) gets a result executed afresh. Without Cache-Control,
-// `Pragma: no-cache` (HTTP/1.0 clients and proxies) asks the same (RFC 9111 §5.4).
-const asksPastCache = (headers: Headers) => {
+// What a client's own Cache-Control lets it be answered with (RFC 9111 §5.2.1): no stored result for `no-cache` or
+// `no-store` (a reload; fetch adds `no-cache` to every conditional request), else one no older than its `max-age` and
+// fresh at least its `min-fresh` longer. Without Cache-Control, `Pragma: no-cache` (HTTP/1.0 clients and proxies) asks
+// what `no-cache` does (§5.4).
+const accepts = (headers: Headers, entry: Entry, now: number) => {
   const cacheControl = headers.get('cache-control');
-  if (cacheControl === null) return /\bno-cache\b/i.test(headers.get('pragma') ?? '');
-  return /\b(no-cache|no-store|max-age=0)\b/i.test(cacheControl);
+  if (cacheControl === null) return !directivesOf(headers.get('pragma') ?? '').has('no-cache');
+  const directives = directivesOf(cacheControl);
+  if (directives.has('no-cache') || directives.has('no-store')) return false;
+  const maxAge = seconds(directives.get('max-age'));
+  if (maxAge !== undefined && now - entry.storedAt >= maxAge * 1_000) return false;
+  const minFresh = seconds(directives.get('min-fresh'));
+  return minFresh === undefined || freshnessAt(entry.expiry, now).maxAgeS >= minFresh;
 };
 // Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
 // are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
@@ -136,8 +145,8 @@ export function createResponseCache({
       if (params.query === undefined || batches?.isBatch(request)) return;
       const marks = context as Marks;
       const key = (marks[KEY] = keyOf(params, request.headers));
-      const entry = key === undefined || asksPastCache(request.headers) ? undefined : entries.get(key);
-      if (!entry) return;
+      const entry = key === undefined ? undefined : entries.get(key);
+      if (!entry || !accepts(request.headers, entry, Date.now())) return;
       // Sent, the text weighs what executing it would: past the request's (or its credential's, or the process's) bytes it is a miss,
       // which executes and fails UPSTREAM_TOO_LARGE where it should. The account lasts until the response is out.
       try {
@@ -166,7 +175,7 @@ export function createResponseCache({
           const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
           if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
           if (ttl <= 0 || result.errors?.length || result.data == null) return;
-          if (/\bno-store\b/i.test(request.headers.get('cache-control') ?? '')) return;
+          if (directivesOf(request.headers.get('cache-control') ?? '').has('no-store')) return;
           const sent: NonNullable<Result[typeof SENT]> = {};
           const tags = [...pim.tags()];
           const stringify = (out: ExecutionResult) => {
@@ -178,6 +187,7 @@ export function createResponseCache({
                 size: Buffer.byteLength(text),
                 headers: sent.headers,
                 expiry,
+                storedAt: Date.now(),
                 tags,
               };
               entries.set(key, entry, { ttl, size: weight(key, entry) });

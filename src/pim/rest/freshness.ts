@@ -64,7 +64,7 @@ export const freshnessAt = (expiry: Expiry, now = Date.now()): Freshness => ({
 
 /** A call that asks past the caches (`no-cache`, as the readiness probe sends): it wants the PIM's own word. */
 export const asksPastCache = (headers: Readonly<Record<string, string>>) =>
-  /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+  directivesOf(headers['cache-control'] ?? '').has('no-cache');
 
 /**
  * The lifetime `Expires` gives, counted from the response's `Date` (RFC 9111 §4.2.1): seconds, 0 for a date
@@ -99,15 +99,23 @@ const MAX_PARSED = 256;
 function parseDirectives(header: string): ReadonlyMap<string, string | undefined> {
   let directives = parsed.get(header);
   if (directives) return directives;
-  const fresh = new Map<string, string | undefined>();
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(header, (directives = directivesOf(header)));
+  return directives;
+}
+
+/**
+ * The directives of a Cache-Control (or Pragma) value by lower-case name, with their values unquoted. Not kept:
+ * a client's header is read with it, and a client writes any value it likes.
+ */
+export function directivesOf(header: string): ReadonlyMap<string, string | undefined> {
+  const directives = new Map<string, string | undefined>();
   for (const part of header.split(',')) {
     const [name, value] = part.split('=', 2);
     const key = name!.trim().toLowerCase();
     // Of a directive given twice, the first counts (RFC 9111 §4.2.1), as undici reads it.
-    if (key && !fresh.has(key)) fresh.set(key, value?.trim().replace(/^"|"$/g, ''));
+    if (key && !directives.has(key)) directives.set(key, value?.trim().replace(/^"|"$/g, ''));
   }
-  if (parsed.size >= MAX_PARSED) parsed.clear();
-  parsed.set(header, (directives = fresh));
   return directives;
 }
 

@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useFacade } from '../helpers/facade.ts';
+
+// Each upstream answer is numbered, kept a minute: a response executed afresh shows a new number.
+let served = 0;
+const answer = (req: IncomingMessage, res: ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
+  res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, n: served++ }] }));
+};
+const fixture = useFacade({ RESPONSE_CACHE_MAX_BYTES: '1048576' }, answer);
+const url = (id: string) => `/graphql?query=${encodeURIComponent(`{ catalogProducts(catalogId: "${id}") }`)}`;
+const hits = () => fixture.facade.app.responses!.stats().hits;
+
+afterEach(() => void vi.useRealTimers());
+
+// A request's Cache-Control is a list of directives (RFC 9111 §5.2.1), read by name, not searched for words.
+describe('the directives of a request’s Cache-Control', () => {
+  it('are names: an extension whose name ends in no-cache asks nothing of the cache', async () => {
+    await fixture.facade.get(url('extension'));
+    const before = hits();
+    await fixture.facade.get(url('extension'), { 'cache-control': 'x-no-cache, community="no-store"' });
+    expect(hits(), 'an unknown directive was read as no-cache').toBe(before + 1);
+  });
+
+  it('honour max-age=N: a result stored longer ago than N seconds is executed afresh', async () => {
+    const first = await fixture.facade.get(url('aged'));
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 5_000 });
+    const before = hits();
+    const young = await fixture.facade.get(url('aged'), { 'cache-control': 'max-age=10' });
+    expect(young.text).toBe(first.text);
+    expect(hits()).toBe(before + 1);
+    const old = await fixture.facade.get(url('aged'), { 'cache-control': 'max-age=3' });
+    expect(hits(), 'a result five seconds old was served to max-age=3').toBe(before + 1);
+    expect(old.body.errors).toBeUndefined();
+  });
+
+  it('honour min-fresh=N: a result fresh for less than N more seconds is executed afresh', async () => {
+    await fixture.facade.get(url('min-fresh'));
+    const before = hits();
+    await fixture.facade.get(url('min-fresh'), { 'cache-control': 'min-fresh=10' });
+    expect(hits()).toBe(before + 1);
+    await fixture.facade.get(url('min-fresh'), { 'cache-control': 'min-fresh=600' });
+    expect(hits(), 'a result fresh for a minute was served to min-fresh=600').toBe(before + 1);
+  });
+});
