@@ -180,6 +180,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   // The app is given the request: a client waiting on `Expect: 100-continue` is asked for its body now, not before.
   const passOn = (req: IncomingMessage, res: ServerResponse) => {
     continueIfExpected(req, res);
+    spellMediaType(req);
     return app.yoga(req, res);
   };
   server.keepAliveTimeout = keepAliveTimeoutMs;
@@ -245,6 +246,17 @@ const messages: Record<number, string> = {
 const fragmentMessage = 'A request target has no fragment: send it without `#`';
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
+// Yoga reads a body by its media type's exact spelling (`application/json`, then `;`), where type and subtype are
+// case-insensitive and whitespace may stand before a parameter's `;` (RFC 9110 §8.3.1, §5.6.6): it is spelled so.
+function spellMediaType(req: IncomingMessage): void {
+  const type = req.headers['content-type'];
+  if (type === undefined || type === 'application/json') return;
+  const at = type.indexOf(';');
+  const media = at < 0 ? type : type.slice(0, at);
+  const spelled = media.trim().toLowerCase();
+  if (spelled !== media) req.headers['content-type'] = at < 0 ? spelled : spelled + type.slice(at);
+}
+
 function bodyRefusal(req: IncomingMessage, maxBodyBytes: number): 411 | 413 | undefined {
   const length = req.headers['content-length'];
   // No declared length: only a chunked body can follow, of a size nobody knows yet.
