@@ -11,6 +11,7 @@ import { throttled } from '../redis.ts';
 import type { PimClient } from '../pim/client.ts';
 import { createTelemetry } from '../pim/steps/telemetry.ts';
 import { useMetrics } from './plugins/metrics.ts';
+import { refusalCode } from '../errors.ts';
 import { createRefusalLog, requestIdFrom, type RefusedRequest, useRequestLog } from './plugins/request-log.ts';
 import { useTracing } from './plugins/tracing.ts';
 import { createMetrics, type Metrics, type ResponseCacheFigures } from './metrics.ts';
@@ -112,7 +113,10 @@ export function createObservability({
       tracer,
       upstream: pimBaseUrl,
     }),
-    refused: (request, status) => (metrics.refusals.inc({ status: String(status) }), refusalLine(request, status)),
+    refused: (request, status) => (
+      metrics.refusals.inc({ status: String(status) }),
+      refusalLine(request, status, 0, refusalCode(status))
+    ),
     served: (handle) => (req, res) => {
       const started = Date.now();
       const incoming = req.headers['x-request-id'];

@@ -131,6 +131,13 @@ function isRewritten(response: Response): boolean {
 export const rewrittenCode = (response: Response): string | undefined =>
   isRewritten(response) ? refusalCode(response.status) : undefined;
 
+/**
+ * The code of a response sent as one refusal: a Yoga refusal this plugin rewrote, or (its result carrying no errors
+ * `withErrors`) one answered without a result, Yoga's 404 and 406, a 415; undefined for any other answer.
+ */
+export const refusedCode = (response: Response, withErrors: boolean): string | undefined =>
+  rewrittenCode(response) ?? (!withErrors && response.status >= 400 ? refusalCode(response.status) : undefined);
+
 function messageFor(response: Response, { method, headers: request }: Request, endpoint: string): string {
   switch (response.status) {
     case 404:

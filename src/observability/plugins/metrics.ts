@@ -3,8 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { Counter, Histogram } from 'prom-client';
 import { refusedByServer } from '../../http/client-errors.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
-import { refusalCode } from '../../errors.ts';
-import { rewrittenCode } from '../../plugins/refusal-messages.ts';
+import { refusedCode } from '../../plugins/refusal-messages.ts';
 import {
   createOperationLabel,
   describeOperation,
@@ -109,8 +108,7 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
       const parts = all?.some((part) => errorsOf(part).length > 0) ? all : undefined;
       if (request.signal.aborted) return;
       // A refusal rewritten to its status's code, or one answered without a result (Yoga's 404 and 406, a 415).
-      const code =
-        rewrittenCode(response) ?? (!parts && response.status >= 400 ? refusalCode(response.status) : undefined);
+      const code = refusedCode(response, parts !== undefined);
       if (code !== undefined) metrics.errors.inc({ code });
       // Not serialized yet: what it is sent as (maybe a refusal, plugins/sent-bytes.ts) is known only then.
       else if (whole && !whole.serialized && serializedLater(response)) whole.late = true;

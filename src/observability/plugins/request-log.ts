@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { plainLines } from '../../logger.ts';
-import { clip, describeOperation } from '../../plugins/operation.ts';
+import { clip, describeOperation, errorsOf, whenSent, type ResultPart } from '../../plugins/operation.ts';
+import { refusedCode } from '../../plugins/refusal-messages.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 import { refusedByServer } from '../../http/client-errors.ts';
 
@@ -35,9 +36,11 @@ export function createRefusalLog(logger: Logger | undefined) {
   const log = logger?.child({}, { redact: [] });
   const completed = log && plainLines(log, 'info', 'request completed');
   return {
-    line: ({ method, path, id }: RefusedRequest, status: number, durationMs = 0): string => {
+    /** `errorCode`: the code of the refusal's one error, for an answer that is one. */
+    line: ({ method, path, id }: RefusedRequest, status: number, durationMs = 0, errorCode?: string): string => {
       const reqId = idFrom(id);
-      completed?.({ reqId, method, path: clip(path), operations: [], status, durationMs });
+      const line = { reqId, method, path: clip(path), operations: [], status, durationMs };
+      completed?.(errorCode === undefined ? line : { ...line, errors: 1, errorCode });
       return reqId;
     },
     /** Its client left before the answer was out. */
@@ -59,11 +62,24 @@ interface Entry {
   status?: number;
   ended?: true;
   gone?: true;
+  /** A whole result's parts, whose errors are read once they are sent (a refusal may be sent in their place). */
+  parts?: readonly ResultPart[];
+  /** The errors sent so far (a stream's parts add up), and the first one's code. */
+  errors?: number;
+  errorCode?: string;
+}
+
+/** Adds the errors of one part its client was sent to the line's count; the first one sent names the code. */
+function tally(entry: Entry, errors: ReturnType<typeof errorsOf>) {
+  if (errors.length === 0) return;
+  entry.errorCode ??= String(errors[0]!.extensions?.['code'] ?? 'UNKNOWN');
+  entry.errors = (entry.errors ?? 0) + errors.length;
 }
 
 /**
  * Echoes the request id in the response and, given a logger, writes one JSON line per request:
- * id, method, path, operations, status and duration ("client went away", without a status, when
+ * id, method, path, operations, status, duration, and for an answer with errors how many its client
+ * was sent and the first one's code ("client went away", without a status, when
  * the client disconnected first). A streamed answer (@defer) gets its line when the last part is
  * out, so its duration is the whole answer's; if its client left after the status went out, a
  * "client went away" line follows. Headers are never logged.
@@ -88,15 +104,18 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     log.info(fieldsOf(request, entry), 'client went away');
   };
   // The fields of fieldsOf with the status before the duration, built once rather than copied twice.
-  const completed = (request: Request, entry: Entry, status: number) =>
-    completedLine!({
+  const completed = (request: Request, entry: Entry, status: number) => {
+    const line = {
       reqId: requestIdOf(request),
       method: request.method,
       path: entry.path,
       operations: entry.operations,
       status,
       durationMs: Math.round(performance.now() - entry.at),
-    });
+    };
+    const { errors, errorCode } = entry;
+    completedLine!(errors === undefined ? line : { ...line, errors, errorCode });
+  };
   // The last part of a stream is out, or its client cancelled it after the status went out.
   const streamEnded = (request: Request) => {
     const entry = started.get(request);
@@ -124,6 +143,15 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
         },
       };
     },
+    // Masked: the codes its client sees.
+    onResultProcess({ request, result, setResult }) {
+      const entry = log && started.get(request);
+      if (!entry) return;
+      if (!isAsyncIterable(result)) return void (entry.parts = Array.isArray(result) ? result : [result]);
+      setResult(
+        mapAsyncIterator(result, (part) => whenSent(part, (sent) => tally(entry, errorsOf(sent as ResultPart)))),
+      );
+    },
     onResponse({ request, response, serverContext }) {
       response.headers.set('x-request-id', requestIdOf(request));
       if (!log) return;
@@ -138,6 +166,12 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       if (refused !== undefined) return completed(request, entry, refused);
       // No status was sent to a client that left first.
       if (request.signal.aborted) return gone(request);
+      // A whole result is serialized by now, except for a client taking only streams: then its errors as executed.
+      const { parts } = entry;
+      const withErrors = parts?.some((part) => errorsOf(part).length > 0) ?? false;
+      const code = refusedCode(response, withErrors);
+      if (code !== undefined) [entry.errors, entry.errorCode] = [1, code];
+      else if (withErrors) for (const part of parts!) tally(entry, errorsOf(part));
       // A stream still going (not one refused with a 406, which sends no part) is logged at its end.
       if (entry.streamed && !entry.ended && response.body !== null && response.ok) {
         entry.status = response.status;
