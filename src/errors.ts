@@ -179,7 +179,7 @@ export function useIncrementalErrorMask(mask: MaskError, logger?: Pick<Logger, '
 }
 
 // The request's signal aborts with an AbortError when its client disconnects; a TimeoutError is not that.
-function isClientGone(error: unknown): error is Error {
+export function isClientGone(error: unknown): error is Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   return original instanceof DOMException && original.name === 'AbortError';
 }

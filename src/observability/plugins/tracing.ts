@@ -20,6 +20,7 @@ import {
   whenSent,
   type ResultPart,
 } from '../../plugins/operation.ts';
+import { isClientGone } from '../../errors.ts';
 
 /**
  * One server span per executed operation, named `query OperationName` (`query` without a name), continuing the caller's
@@ -134,7 +135,7 @@ const sentErrors = new WeakMap<Span, number>();
 
 /** `result` (a whole result or a stream's part) as it was sent: its errors add up, the first sent gives the status. */
 function record(span: Span, result: ResultPart) {
-  const errors = errorsOf(result);
+  const errors = operationErrors(result);
   if (errors.length === 0) return;
   const before = sentErrors.get(span) ?? 0;
   sentErrors.set(span, before + errors.length);
@@ -143,8 +144,16 @@ function record(span: Span, result: ResultPart) {
 
 /** `result` as executed, before it is serialized (a refusal may take its place): what the span says until then. */
 function provisional(span: Span, result: ResultPart) {
-  const errors = errorsOf(result);
+  const errors = operationErrors(result);
   if (errors.length > 0 && !sentErrors.has(span)) setErrors(span, errors.length, errors[0]);
+}
+
+// A field cut because its client left (graphql-js's error of the request's AbortError, masked as it is) is no error of
+// the operation's: nobody got it (it is written out, if at all, after the client went), and the metrics count it as a
+// disconnect, not as an error. Left in, every client that went away made its span an ERROR named UNKNOWN.
+function operationErrors(result: ResultPart): readonly GraphQLFormattedError[] {
+  const errors = errorsOf(result);
+  return errors.length > 0 && errors.some(isClientGone) ? errors.filter((error) => !isClientGone(error)) : errors;
 }
 
 function setErrors(span: Span, count: number, first: GraphQLFormattedError | undefined) {
