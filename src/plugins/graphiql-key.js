@@ -64,14 +64,22 @@
   // GraphiQL reopens the stored tabs on the one matching the query, variables and headers it is
   // given, and adds a tab when none does (Yoga's page gives its welcome text). Given the stored
   // active tab's own, it reopens them as they were; a first visit opens the preset tabs on the first.
+  // A link's query (`?query=`, which GraphiQL writes into the address bar as the query is edited, so a reload has
+  // the open tab's own) opens in a tab of its own, as Yoga's page opens it, unless it is the open tab's.
   const open = storedActiveTab();
+  const linked = new URL(location.href).searchParams.get('query');
+  const link = linked && linked !== open?.query ? linked : undefined;
   const render = YogaGraphiQL.renderYogaGraphiQL;
   YogaGraphiQL.renderYogaGraphiQL = (root, options) =>
     render(root, {
       ...options,
-      initialQuery: open ? (open.query ?? '') : null,
-      initialVariables: open ? (open.variables ?? '') : options.defaultTabs?.[0]?.variables,
-      initialHeaders: open ? (open.headers ?? '') : undefined,
+      ...(link !== undefined
+        ? { initialQuery: link, initialVariables: '', initialHeaders: undefined }
+        : {
+            initialQuery: open ? (open.query ?? '') : null,
+            initialVariables: open ? (open.variables ?? '') : options.defaultTabs?.[0]?.variables,
+            initialHeaders: open ? (open.headers ?? '') : undefined,
+          }),
       onEditHeaders(text) {
         const now = keyIn(text);
         if (now === undefined) return;
