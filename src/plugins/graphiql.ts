@@ -49,10 +49,11 @@ export const graphiqlOptions: GraphiQLOptions = {
 
 const contentTypes: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
 const prefix = '/graphiql-assets';
-// What Yoga's page would fetch from third-party origins: its scripts and styles, and its favicon.
-const cdn = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist/g;
+// What Yoga's page would fetch from third-party origins: its scripts and styles (each URL up to its end: the tag's
+// `>`, the string's `"`), and its favicon.
+const cdn = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist(\/[^\s>"]+)/g;
 const favicon = /<link rel=icon href=[^>]*>/;
-const bundle = /<script src=[^>]*yoga-graphiql\.umd\.js><\/script>/;
+const bundle = /<script src=[^>]*yoga-graphiql\.umd\.js[^>]*><\/script>/;
 const missing = `<!doctype html><title>GraphiQL not installed</title>
 <p>GraphiQL's files are not installed here: the package <code>@graphql-yoga/graphiql</code> is a development
 dependency (the container image adds its prebuilt files). Run <code>npm install</code>, or POST queries to this URL.`;
@@ -62,10 +63,14 @@ dependency (the container image adds its prebuilt files). Run <code>npm install<
  * under `/graphiql-assets`, and points Yoga's page at them instead of a public CDN (no favicon):
  * the IDE then works offline and needs no third-party origin. Only the package's `dist` is used,
  * a self-contained bundle; without it (a production install) the page says how to get it.
+ * The page names each file with the installed version (`?4.5.0`), as the CDN's URLs did: only such a URL is kept a
+ * day, so an upgrade's page never runs against the bundle a browser or CDN kept from before; any other is revalidated.
  * Returns the plugin and the matching `renderGraphiQL`.
  */
 export function createGraphiQLAssets() {
   const dist = findDist();
+  const version: string | undefined =
+    dist && JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8')).version;
   // Only files present at startup are served, so no request path can reach outside dist.
   const files = new Set(
     dist
@@ -80,9 +85,8 @@ export function createGraphiQLAssets() {
       const type = contentTypes[extname(file)];
       if (!dist || !files.has(file) || !type) return void endResponse(new fetchAPI.Response(null, { status: 404 }));
       const body = await readFile(join(dist, file));
-      endResponse(
-        new fetchAPI.Response(body, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } }),
-      );
+      const cacheControl = url.search === `?${version}` ? 'public, max-age=86400' : 'no-cache';
+      endResponse(new fetchAPI.Response(body, { headers: { 'content-type': type, 'cache-control': cacheControl } }));
     },
   };
   // Inlined right after the bundle, so it wraps the bundle's render before the page calls it.
@@ -90,7 +94,7 @@ export function createGraphiQLAssets() {
   const render = (options: GraphiQLOptions) =>
     dist
       ? renderGraphiQL(options)
-          .replaceAll(cdn, prefix)
+          .replaceAll(cdn, (_, file: string) => `${prefix}${file}?${version}`)
           // Yoga fills in the first of the page's two title placeholders only (the other is "Loading …").
           .replaceAll('__TITLE__', options.title ?? '')
           .replace(favicon, '<link rel=icon href="data:,">')
