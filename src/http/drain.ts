@@ -20,6 +20,16 @@ export interface Drain<T> {
 /** The drain of `server`: each of its requests goes through `track`. */
 export function createDrain<T>(server: Server): Drain<T> {
   const open = new Map<ServerResponse, T>();
+  // Once draining, the latest response of each connection. A pipelined request's response waits in Node's queue behind
+  // the one before it, and only the last may say `Connection: close`: Node ends the connection after that one, and the
+  // responses behind it with it, unanswered.
+  const latest = new Map<Socket, ServerResponse>();
+  // The responses told `Connection: close` here: taken back if a later request comes on their connection before it.
+  const closers = new WeakSet<ServerResponse>();
+  const closeAfter = (res: ServerResponse) => {
+    res.setHeader('connection', 'close');
+    closers.add(res);
+  };
   let closing = false;
   let drained: (() => void) | undefined;
   return {
@@ -31,15 +41,24 @@ export function createDrain<T>(server: Server): Drain<T> {
         // A response whose headers went out before shutdown left its own connection kept alive: end
         // that one once it is idle. Not every idle connection: one just accepted may carry a request
         // not yet parsed, which a client has already sent and would see reset.
-        if (closing) setImmediate(() => endIfIdle(req.socket));
+        if (closing) {
+          if (latest.get(req.socket) === res) latest.delete(req.socket);
+          setImmediate(() => endIfIdle(req.socket));
+        }
         if (open.size === 0) drained?.();
       });
       // A client told to close opens no further request here, so none is cut at the end of the grace.
-      if (closing) res.setHeader('connection', 'close');
+      if (closing) {
+        const before = latest.get(req.socket);
+        if (before && closers.has(before) && !before.headersSent) before.removeHeader('connection');
+        latest.set(req.socket, res);
+        closeAfter(res);
+      }
     },
     async drain(graceMs) {
       closing = true;
-      for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
+      for (const res of open.keys()) latest.set(res.req.socket, res);
+      for (const res of latest.values()) if (!res.headersSent) closeAfter(res);
       // Stops listening and closes the connections kept alive with no request on them (Node >= 19 does both).
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
