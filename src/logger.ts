@@ -75,7 +75,9 @@ export function endLogs(logger: Logger, timeoutMs: number): Promise<void> {
   // pino-pretty's worker (development at a terminal) ends with its own thread; a second call finds it ended.
   if (!('minLength' in destination) || destination.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(() => destination.destroy(), timeoutMs);
+    // Resolved at the bound whatever the destination does: once stdout met EPIPE (its reader gone), pino makes `end`
+    // and `destroy` do nothing, and no 'close' ever comes.
+    const timer = setTimeout(() => (destination.destroy(), resolve()), timeoutMs);
     destination.once('close', () => (clearTimeout(timer), resolve()));
     destination.end();
   });
