@@ -1,3 +1,4 @@
+import { isQueuedOut } from './admission/fair-queue.ts';
 import type { PimClient } from './client.ts';
 import { PROBE_ANSWER_MS } from './rest/endpoints.ts';
 import { PimError } from './rest/errors.ts';
@@ -30,9 +31,13 @@ export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => P
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
     // A redirect is never followed: a PIM_BASE_URL that redirects every call serves nobody (any 2xx or 4xx answers).
+    // A probe that found no free slot in its whole time asked nothing: callers' calls held every connection to the PIM
+    // meanwhile, and the breaker judges those. A slow but healthy PIM under load is no reason to turn traffic away.
     const answered = await client.probe().then(
       () => true,
-      (error: unknown) => isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status)),
+      (error: unknown) =>
+        (isQueuedOut(error) && client.status.breaker === 'closed') ||
+        (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
     );
     if (answered) answeredAt = Date.now();
     return answered;

@@ -10,6 +10,17 @@ export interface FairQueueOptions {
   first?: readonly string[];
 }
 
+// The failures of calls whose budget ran out before any slot freed: they never reached the upstream.
+const neverSent = new WeakSet<Error>();
+const queuedOut = () => {
+  const error = pimError('BUDGET_EXCEEDED', new Error('the request budget ran out while queued'));
+  neverSent.add(error);
+  return error;
+};
+
+/** True for a call that waited its whole budget in the queue: every slot was held meanwhile, the upstream never asked. */
+export const isQueuedOut = (error: unknown): boolean => error instanceof Error && neverSent.has(error);
+
 /** Where a call waits: the partition of the credential it uses, and its share inside that partition. */
 export interface QueueKey {
   /** The credential the upstream authenticates; each holds at most `maxPerKey` slots. */
@@ -133,10 +144,7 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
         reject(reason);
       };
       const onAbort = () => leave(signal!.reason);
-      const timer = setTimeout(
-        () => leave(pimError('BUDGET_EXCEEDED', new Error('the request budget ran out while queued'))),
-        Math.max(0, deadline - Date.now()),
-      );
+      const timer = setTimeout(() => leave(queuedOut()), Math.max(0, deadline - Date.now()));
       const waiter: Waiter = {
         shares: [own],
         grant(share) {
