@@ -19,9 +19,11 @@ export interface AdmissionDispatchOptions {
   joined?: JoinedShares | undefined;
   /**
    * Set once the call leaves the queue for the socket: an answer without it came from the HTTP cache. `confirmed`:
-   * the PIM answered 304, and the HTTP cache replays its stored answer (with the Age it had before).
+   * the PIM answered 304, and the HTTP cache replays its stored answer (with the Age it had before); `confirmation`,
+   * that 304's own header fields, which update the stored ones (RFC 9111 §4.3.4).
    */
-  sent?: { wire: boolean; confirmed?: boolean } | undefined;
+  sent?:
+    { wire: boolean; confirmed?: boolean; confirmation?: Readonly<Record<string, unknown>> | undefined } | undefined;
 }
 
 export interface AdmissionOptions {
@@ -173,7 +175,10 @@ function timedHandler(
       if (facing!.left) return c.abort(facing!.left);
       facing!.answered = true;
       // Per answer: a 304 that cannot confirm the stored copy is followed by a whole answer on the same call.
-      if (sent) sent.confirmed = statusCode === 304;
+      if (sent) {
+        sent.confirmed = statusCode === 304;
+        sent.confirmation = statusCode === 304 ? rest[0] : undefined;
+      }
       handler.onResponseStart?.(facing!, statusCode, ...rest);
     },
     onResponseData: (_c, chunk) => handler.onResponseData?.(facing!, chunk),

@@ -50,10 +50,17 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
         ...admitted,
       });
       // Confirmed by a 304, the stored answer is as fresh as the PIM's word (RFC 9111 §4.3.4): undici replays it
-      // with the Age and Date it had before, which would make it stale.
+      // with the Age and Date it had before, which would make it stale, and with its old Cache-Control and Expires.
+      // The 304's own fields say how fresh it is now: its Cache-Control, Expires, Date and Age (a CDN's copy) replace
+      // the stored ones; without an Age or Date of its own the answer is new.
       if (sent.confirmed) {
+        const confirmation = sent.confirmation ?? {};
         response.headers.age = '0';
         delete response.headers.date;
+        for (const name of ['cache-control', 'expires', 'date', 'age']) {
+          const value = confirmation[name];
+          if (typeof value === 'string' || Array.isArray(value)) response.headers[name] = value as string | string[];
+        }
       }
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
       return sent.wire ? answer : { ...answer, cached: true };
