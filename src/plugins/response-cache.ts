@@ -55,8 +55,9 @@ interface Entry {
 const KEY = Symbol('response cache key');
 const HIT = Symbol('response cache hit');
 const SENT = Symbol('response headers of a result to store');
+const FOUND = Symbol('response cache generation of a hit');
 /** What this plugin keeps on the request's context, and on the results it serves or stores. */
-type Marks = { [KEY]?: string; [HIT]?: Entry; pim?: PimApi };
+type Marks = { [KEY]?: string; [HIT]?: Entry; [FOUND]?: number; pim?: PimApi };
 type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<string, string> } };
 
 // What a client's own Cache-Control lets it be answered with (RFC 9111 §5.2.1): no stored result for `no-cache` or
@@ -147,6 +148,8 @@ export function createResponseCache({
       const key = (marks[KEY] = keyOf(params, request.headers));
       const entry = key === undefined ? undefined : entries.get(key);
       if (!entry || !accepts(request.headers, entry, Date.now())) return;
+      // An invalidation before the hit goes out (it may wait, for an APQ registration in Redis) ends what it claims.
+      const found = generation;
       // Sent, the text weighs what executing it would: past the request's (or its credential's, or the process's) bytes it is a miss,
       // which executes and fails UPSTREAM_TOO_LARGE where it should. The account lasts until the response is out.
       try {
@@ -157,7 +160,7 @@ export function createResponseCache({
       // Yoga's own handler without validation and context: the execute hooks run, then onExecute answers.
       // The document comes from Yoga's parser cache (an entry holding it would keep 70 bytes a character).
       setParamsHandler(() => {
-        const contextValue = Object.assign(context, { request, params, [HIT]: entry });
+        const contextValue = Object.assign(context, { request, params, [HIT]: entry, [FOUND]: found });
         const { schema, parse, execute } = yoga.getEnveloped(contextValue);
         const { variables: variableValues, operationName } = params;
         return execute({ schema, document: parse(params.query!), contextValue, variableValues, operationName });
@@ -199,7 +202,7 @@ export function createResponseCache({
       };
     },
     // Runs after HTTP caching's hook, which gave the result its Cache-Control.
-    onExecutionResult({ request, result, setResult }) {
+    onExecutionResult({ request, result, setResult, context }) {
       if (!result || isAsyncIterable(result)) return;
       const http = result.extensions?.['http'] as { headers?: Record<string, string> } | undefined;
       const { 'cache-control': _, ...headers } = http?.headers ?? {};
@@ -207,10 +210,12 @@ export function createResponseCache({
       if (sent) sent.headers = headers;
       if (!entry) return;
       const credential = sendsCredential(forwardHeaders, request.headers);
+      // As a miss's answers read before an invalidation that came while it ran (loaders.ts), a purged hit is not fresh.
+      const purged = (context as Marks)[FOUND] !== generation;
       const policy = cacheControlFor({
         method: request.method,
         credential,
-        freshness: freshnessAt(entry.expiry),
+        freshness: purged ? undefined : freshnessAt(entry.expiry),
         failed: false,
       });
       const { cacheControl, keys } = cacheHeaders(policy, credential, () => entry.tags, format);
