@@ -76,7 +76,7 @@ try {
   let port = '';
   for (let tries = 0; !port && tries < 300 && child.exitCode === null; tries++) {
     await setTimeout(100);
-    port = /ready at http:\/\/localhost:(\d+)/.exec(readFileSync(logFile, 'utf8'))?.[1] ?? '';
+    port = /ready at http:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(logFile, 'utf8'))?.[1] ?? '';
   }
   if (!port) throw new Error('the server did not start');
   const run = async (next: () => string, seconds: number) => {

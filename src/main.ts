@@ -32,15 +32,13 @@ let crashed = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(signal));
 process.on('uncaughtException', crash);
 
-const port = await listenOrExit(server, config.port);
-const metricsPort = metrics && (await listenOrExit(metrics, config.observability.metricsPort!));
+const origin = await listenOrExit(server, config.port);
+const metricsOrigin = metrics && (await listenOrExit(metrics, config.observability.metricsPort!));
 // Said once both listen: a start that fails on a busy port (METRICS_PORT too) serves nothing.
 const replacing = config.pimBaseUrl ? ', in place of PIM_BASE_URL (PIM_DEMO=true)' : '';
 if (demo) logger.info(`Serving the bundled demo catalog at ${demo.url}${API_PREFIX}${replacing}`);
-logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at http://localhost:${port}/graphql`);
-if (metricsPort !== undefined) {
-  logger.info(`Metrics served at http://localhost:${metricsPort}${config.observability.metricsPath}`);
-}
+logger.info({ upstream: new URL(pimBaseUrl).origin }, `GraphQL server ready at ${origin}/graphql`);
+if (metricsOrigin !== undefined) logger.info(`Metrics served at ${metricsOrigin}${config.observability.metricsPath}`);
 
 /** Stops accepting, lets requests in flight finish within the grace period, closes, exits 0; once. */
 async function shutdown(signal: string): Promise<void> {
@@ -89,14 +87,18 @@ function orExit<T>(step: () => T): T {
   }
 }
 
-/** Listens on the configured host, or stops the process with one line saying why it cannot. */
-async function listenOrExit(listener: Server, port: number): Promise<number> {
-  await new Promise<void>((resolve) => {
-    listener.once('error', (error) => {
-      console.error(`Cannot listen on ${config.host ?? 'all interfaces'} port ${port}: ${error.message}`);
-      process.exit(1);
-    });
-    listener.listen(port, config.host, resolve);
-  });
-  return (listener.address() as AddressInfo).port;
+/** Listens on the configured host, or stops the process with one line saying why it cannot; the origin it serves at. */
+async function listenOrExit(listener: Server, port: number): Promise<string> {
+  // Only while it starts listening: a later error is a crash, which drains, not a refusal to start.
+  const refused = (error: Error) => {
+    console.error(`Cannot listen on ${config.host ?? 'all interfaces'} port ${port}: ${error.message}`);
+    process.exit(1);
+  };
+  listener.once('error', refused);
+  await new Promise<void>((resolve) => listener.listen(port, config.host, resolve));
+  listener.off('error', refused);
+  const { address, port: bound } = listener.address() as AddressInfo;
+  // Every interface is reached at localhost; one address (HOST) only at itself.
+  const host = /^(0\.0\.0\.0|::)$/.test(address) ? 'localhost' : address.includes(':') ? `[${address}]` : address;
+  return `http://${host}:${bound}`;
 }

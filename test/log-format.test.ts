@@ -17,7 +17,7 @@ it('logs lines a person reads at a terminal in development', async () => {
   // Explicit: vitest sets NODE_ENV=test, which the child would inherit.
   const line = await readyLineAtTerminal({ NODE_ENV: 'development' });
   expect(line).not.toMatch(/^\{/);
-  expect(line).toMatch(/INFO.*GraphQL server ready at http:\/\/localhost:\d+\/graphql/);
+  expect(line).toMatch(/INFO.*GraphQL server ready at http:\/\/127\.0\.0\.1:\d+\/graphql/);
 });
 
 it.each(['production', 'test'])('logs JSON when NODE_ENV=%s, even at a terminal', async (nodeEnv) => {

@@ -59,7 +59,7 @@ describe('a production install (npm ci --omit=dev)', () => {
       env: { NODE_ENV: 'production', PIM_DEMO: 'true', PORT: '0', HOST: '127.0.0.1', PIM_BASE_URL: '' },
     });
     try {
-      const url = (await server.waitFor(/ready at (http:\/\/\S+\/graphql)/)).replace('localhost', '127.0.0.1');
+      const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -34,7 +34,7 @@ async function startWithClosedStdout(nodeArgs: string[] = []) {
   let port: string | undefined;
   for await (const chunk of child.stdout!) {
     output += chunk;
-    if ((port = /ready at http:\/\/localhost:(\d+)/.exec(output)?.[1])) break;
+    if ((port = /ready at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1])) break;
   }
   // The reading end closes: every write from now on fails with EPIPE.
   child.stdout!.destroy();

@@ -25,7 +25,7 @@ describe('the cache of parsed documents', () => {
       env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test' },
     });
     const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
-    const endpoint = url.replace('localhost', '127.0.0.1');
+    const endpoint = url;
     let next = 0;
     const codes = new Set<string>();
     // Eight at a time, as a client with a few connections would send them.

@@ -22,7 +22,7 @@ it(
       env: { ...image, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', PIM_BASE_URL: upstream.url },
     });
     onTestFinished(() => server.kill());
-    const url = (await server.waitFor(/ready at (http:\/\/\S+\/graphql)/)).replace('localhost', '127.0.0.1');
+    const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
     // Each id twice: the second is answered from the parsed answer the first left in the store.
     for (let i = 0; i < 40; i++) {
       for (const alias of ['a', 'b']) {

@@ -37,7 +37,7 @@ it('a small answer refused at its headers by the request byte cap does not crash
       PIM_MAX_REQUEST_BYTES: '20000',
     },
   });
-  const url = (await server.waitFor(/ready at (http:\/\/\S+\/graphql)/)).replace('localhost', '127.0.0.1');
+  const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
   const answer = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -18,7 +18,7 @@ it.each([
     env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', PIM_BASE_URL: upstream.url, SHUTDOWN_GRACE_MS: '10000' },
   });
   onTestFinished(() => server.kill());
-  const url = (await server.waitFor(/ready at (http:\/\/\S+\/graphql)/)).replace('localhost', '127.0.0.1');
+  const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
 
   const inFlight = fetch(url, {
     method: 'POST',

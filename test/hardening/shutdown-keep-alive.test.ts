@@ -62,7 +62,7 @@ describe('SIGTERM with keep-alive clients sending POSTs one after another', () =
     server = startProcess(process.execPath, ['src/main.ts'], {
       env: { PORT: '0', HOST: '127.0.0.1', PIM_BASE_URL: upstream.url, PIM_CACHE: 'false', SHUTDOWN_GRACE_MS: '5000' },
     });
-    const port = Number(await server.waitFor(/ready at http:\/\/localhost:(\d+)\//));
+    const port = Number(await server.waitFor(/ready at http:\/\/127\.0\.0\.1:(\d+)\//));
 
     // A fifth keep-alive connection, idle since its one answer.
     const idle = connect(port, '127.0.0.1');

@@ -29,8 +29,8 @@ it.each([
     },
   });
   onTestFinished(() => server.kill());
-  const url = (await server.waitFor(/ready at (http:\/\/\S+\/graphql)/)).replace('localhost', '127.0.0.1');
-  const metricsPort = Number(await server.waitFor(/Metrics served at http:\/\/localhost:(\d+)/));
+  const url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
+  const metricsPort = Number(await server.waitFor(/Metrics served at http:\/\/127\.0\.0\.1:(\d+)/));
 
   // A GraphQL request held at the PIM keeps the main port's shutdown under way.
   const inFlight =

@@ -46,7 +46,7 @@ async function startWithStalledStdout(nodeArgs: string[] = []) {
   // The ready line is the last thing read: from then on the pipe fills and stays full.
   let output = '';
   let port: string | undefined;
-  while (!(port = /ready at http:\/\/localhost:(\d+)/.exec(output)?.[1])) {
+  while (!(port = /ready at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1])) {
     expect(child.exitCode).toBeNull();
     output += readNow(reader);
     await sleep(20);

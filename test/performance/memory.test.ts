@@ -57,7 +57,7 @@ beforeAll(async () => {
   url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const match = /ready at (http:\/\/\S+)\/graphql/.exec(line);
-      if (match) resolve(match[1]!.replace('localhost', '127.0.0.1'));
+      if (match) resolve(match[1]!);
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });

@@ -33,7 +33,7 @@ beforeAll(async () => {
       NODE_OPTIONS: '--max-semi-space-size=32 --max-old-space-size=256',
     },
   });
-  url = (await server.waitFor(/ready at (http:\/\/\S+\/graphql)/)).replace('localhost', '127.0.0.1');
+  url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
 }, 30_000);
 afterAll(async () => {
   server?.kill();
