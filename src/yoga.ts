@@ -1,6 +1,15 @@
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type Plugin, type YogaInitialContext, type YogaServerInstance } from 'graphql-yoga';
-import type { ValidationRule } from 'graphql';
+import {
+  Kind,
+  OverlappingFieldsCanBeMergedRule,
+  print,
+  validate,
+  visit,
+  type ArgumentNode,
+  type FieldNode,
+  type ValidationRule,
+} from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { PimContext } from './context.ts';
@@ -88,12 +97,18 @@ export function createYogaServer(
  * Yoga's @defer/@stream plugin with its validation rules added as it adds them, without its per-request filter of the
  * rule list: the filter reassigns the list of its own hook's payload, which envelop never reads back (the rules that
  * validate are those added), so it walked every rule's name on every request and changed nothing. graphql-js's
- * OverlappingFieldsCanBeMergedRule thus runs beside the plugin's copy: their common errors are dropped in limits.ts.
+ * OverlappingFieldsCanBeMergedRule thus stays; the plugin's copy of it, which adds only the @stream check, is replaced
+ * by `streamConflictRule`: the copy compared every pair of same-named fields with no budget (700 `__typename`, 8 KB
+ * within every limit, held the event loop 100 ms).
  */
 function useDeferStreamRules(): Plugin {
   const plugin = useDeferStream() as Plugin;
   const rules: ValidationRule[] = [];
-  const record = { params: { rules: [] }, addValidationRule: (rule: ValidationRule) => void rules.push(rule) };
+  const record = {
+    params: { rules: [] },
+    addValidationRule: (rule: ValidationRule) =>
+      void rules.push(rule.name === 'OverlappingFieldsCanBeMergedRule' ? streamConflictRule : rule),
+  };
   plugin.onValidate?.(record as unknown as Parameters<NonNullable<Plugin['onValidate']>>[0]);
   return {
     ...plugin,
@@ -102,3 +117,44 @@ function useDeferStreamRules(): Plugin {
     },
   };
 }
+
+// The argument a field's @stream becomes for the comparison below: no schema argument starts with `__`.
+const STREAM_ARGUMENT = '__stream';
+
+/**
+ * The @stream check of the plugin's overlap rule, through graphql-js's own (with its work budget): in a copy of a
+ * document that streams, each field's @stream arguments become an argument of the field, so two fields of one response
+ * name whose @stream differ have differing arguments there. The conflicts found only in that copy are the streams'.
+ */
+const streamConflictRule: ValidationRule = (context) => ({
+  Document: {
+    leave(document) {
+      let streams = false;
+      const marked = visit(document, {
+        Field(field: FieldNode) {
+          const stream = field.directives?.find((directive) => directive.name.value === 'stream');
+          if (!stream) return undefined;
+          streams = true;
+          const sorted = [...(stream.arguments ?? [])].sort((a, b) => a.name.value.localeCompare(b.name.value));
+          const argument: ArgumentNode = {
+            kind: Kind.ARGUMENT,
+            name: { kind: Kind.NAME, value: STREAM_ARGUMENT },
+            value: { kind: Kind.STRING, value: sorted.map((a) => print(a)).join(',') },
+          };
+          return { ...field, arguments: [...(field.arguments ?? []), argument] };
+        },
+      });
+      if (!streams) return;
+      const schema = context.getSchema();
+      const rules = [OverlappingFieldsCanBeMergedRule];
+      const own = new Set(validate(schema, document, rules).map((error) => error.message));
+      for (const error of validate(schema, marked, rules)) {
+        // graphql-js giving up on the copy is reported as it is for the document (limits.ts refuses it as too big).
+        if (error.message === 'Validation aborted.') return void context.reportError(error);
+        if (own.has(error.message) || !error.message.includes('they have differing arguments')) continue;
+        error.message = error.message.replace('they have differing arguments', 'they have differing stream directives');
+        context.reportError(error);
+      }
+    },
+  },
+});

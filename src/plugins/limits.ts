@@ -100,9 +100,8 @@ const schemaNamesHidden: Exclude<ReturnType<NonNullable<Plugin['onValidate']>>, 
   if (!valid) setResult(withoutRepeats(result.map(hideSchemaNames)));
 };
 
-// graphql-js's rule of overlapping fields and @defer/@stream's copy of it (which adds the @stream check) both run
-// (yoga.ts): a conflict both find is said once. graphql-js's stays: it alone gives up on a document too costly to
-// compare.
+// A conflict two rules find (graphql-js's rule of overlapping fields, and yoga.ts's @stream check, which runs that
+// rule again on a marked copy of a document that streams) is said once.
 const repeatsDropped: typeof schemaNamesHidden = ({ valid, result, setResult }) => {
   if (!valid) setResult(withoutRepeats(result));
 };
