@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { plainLines } from '../../logger.ts';
-import { clip, describeOperation, errorsOf, whenSent, type ResultPart } from '../../plugins/operation.ts';
+import type { ServerResponse } from 'node:http';
+import {
+  clip,
+  describeOperation,
+  errorsOf,
+  serializedLater,
+  whenSent,
+  type ResultPart,
+} from '../../plugins/operation.ts';
 import { refusedCode } from '../../plugins/refusal-messages.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 import { refusedByServer } from '../../http/client-errors.ts';
@@ -64,6 +72,10 @@ interface Entry {
   gone?: true;
   /** A whole result's parts, whose errors are read once they are sent (a refusal may be sent in their place). */
   parts?: readonly ResultPart[];
+  /** A part of the whole result was serialized. */
+  serialized?: true;
+  /** A whole result sent to a client taking only streams: its line waits for its serialization (maybe a refusal). */
+  late?: true;
   /** The errors sent so far (a stream's parts add up), and the first one's code. */
   errors?: number;
   errorCode?: string;
@@ -116,6 +128,14 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     const { errors, errorCode } = entry;
     completedLine!(errors === undefined ? line : { ...line, errors, errorCode });
   };
+  // A whole result serialized after its status went out (see onResponse): its line, with the errors sent.
+  const lateSent = (request: Request) => {
+    const entry = started.get(request);
+    if (!entry?.late) return;
+    delete entry.late;
+    for (const part of entry.parts ?? []) tally(entry, errorsOf(part));
+    completed(request, entry, entry.status!);
+  };
   // The last part of a stream is out, or its client cancelled it after the status went out.
   const streamEnded = (request: Request) => {
     const entry = started.get(request);
@@ -147,7 +167,13 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
     onResultProcess({ request, result, setResult }) {
       const entry = log && started.get(request);
       if (!entry) return;
-      if (!isAsyncIterable(result)) return void (entry.parts = Array.isArray(result) ? result : [result]);
+      if (!isAsyncIterable(result)) {
+        const parts = (entry.parts = Array.isArray(result) ? result : [result]);
+        // Serialized after the status for a client taking only streams: what it was sent is known only then.
+        for (const part of parts)
+          whenSent(part, () => void ((entry.serialized = true), entry.late && lateSent(request)));
+        return;
+      }
       setResult(
         mapAsyncIterator(result, (part) => whenSent(part, (sent) => tally(entry, errorsOf(sent as ResultPart)))),
       );
@@ -166,8 +192,19 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       if (refused !== undefined) return completed(request, entry, refused);
       // No status was sent to a client that left first.
       if (request.signal.aborted) return gone(request);
-      // A whole result is serialized by now, except for a client taking only streams: then its errors as executed.
+      // A whole result is serialized by now, except for a client taking only streams: its line waits for that (it may be
+      // sent UPSTREAM_TOO_LARGE instead), or for its client leaving first.
       const { parts } = entry;
+      if (parts && !entry.serialized && response.ok && response.body !== null && serializedLater(response)) {
+        [entry.status, entry.late] = [response.status, true];
+        const res = (serverContext as { res?: ServerResponse } | undefined)?.res;
+        res?.once('close', () => {
+          if (!entry.late) return;
+          delete entry.late;
+          gone(request);
+        });
+        return;
+      }
       const withErrors = parts?.some((part) => errorsOf(part).length > 0) ?? false;
       const code = refusedCode(response, withErrors);
       if (code !== undefined) [entry.errors, entry.errorCode] = [1, code];
