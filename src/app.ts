@@ -82,7 +82,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     /** Logs and counts a request the server refused before Yoga; returns the id its answer echoes. */
     refused: observability.refused,
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */
-    ready: createReadiness({ ...config.readiness, client }),
+    ready: createReadiness({ ...config.readiness, callTimeoutMs: config.pim.requestTimeoutMs, client }),
     /** Breaker state, read-only. */
     upstream: client.status,
     /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */

@@ -8,6 +8,8 @@ export interface ReadinessOptions {
   client: PimClient;
   /** How recent the upstream's last answer must be. */
   maxAgeMs: number;
+  /** PIM_TIMEOUT_MS: how long a healthy PIM may take to answer a call. */
+  callTimeoutMs: number;
 }
 
 // Readiness answers by then whatever the probe does (Kubernetes' default probe timeout is 1 s); a
@@ -26,18 +28,24 @@ const ANSWER_WITHIN_MS = 900;
  * still running, an answer to the one before counts for one probe time longer: a slow probe alone
  * does not turn a ready replica away.
  */
-export function createReadiness({ client, maxAgeMs }: ReadinessOptions): () => Promise<boolean> {
+export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOptions): () => Promise<boolean> {
   let answeredAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
     // A redirect is never followed: a PIM_BASE_URL that redirects every call serves nobody (any 2xx or 4xx answers).
     // A probe that found no free slot in its whole time asked nothing: callers' calls held every connection to the PIM
-    // meanwhile, and the breaker judges those. A slow but healthy PIM under load is no reason to turn traffic away.
+    // meanwhile. A slow but healthy PIM under load is no reason to turn traffic away: while the breaker is closed and
+    // the PIM answered some call within one call's time (PIM_TIMEOUT_MS) past the max age, that counts. A frozen PIM
+    // answers none, and the breaker need not open for it: calls whose caller left, or whose budget ran out first, are
+    // no fault of the PIM's, and each keeps its slot for its whole PIM_TIMEOUT_MS.
+    const queuedOutAnswered = (error: unknown) =>
+      isQueuedOut(error) &&
+      client.status.breaker === 'closed' &&
+      Date.now() - client.status.answeredAt <= maxAgeMs + callTimeoutMs + PROBE_ANSWER_MS;
     const answered = await client.probe().then(
       () => true,
       (error: unknown) =>
-        (isQueuedOut(error) && client.status.breaker === 'closed') ||
-        (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
+        queuedOutAnswered(error) || (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
     );
     if (answered) answeredAt = Date.now();
     return answered;

@@ -116,4 +116,6 @@ export type Layer = (next: Send) => Send;
 /** What readiness checks and metrics read about the upstream; never written from outside. */
 export interface UpstreamStatus {
   readonly breaker: 'closed' | 'open' | 'half-open';
+  /** When the PIM last answered a call itself (epoch ms; -Infinity before any): not the HTTP cache, not a fault. */
+  readonly answeredAt: number;
 }

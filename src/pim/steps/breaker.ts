@@ -159,6 +159,8 @@ export function createBreaker({
 } {
   // The steps below the breaker, once composed: where the probe goes.
   let below: Send | undefined;
+  // When the PIM last answered a call itself (status.answeredAt).
+  let answeredAt = -Infinity;
   const probing = new WeakSet<CallOptions>();
   // Sends the probe through the breaker's own decision over the steps below it, marked so its fault is known.
   const ask = (sendProbe: (send: Send) => Promise<unknown>) => () =>
@@ -238,6 +240,7 @@ export function createBreaker({
           const result = await next(request, trial ? { ...call, trial } : call);
           // The HTTP cache below answered, not the PIM.
           if (result.cached) return provesNothing({ result });
+          answeredAt = Date.now();
           log.answered();
           return result;
         } catch (error) {
@@ -258,6 +261,7 @@ export function createBreaker({
           // kept (a 404) is not the PIM speaking now.
           if (error instanceof PimError && isUpstreamAnswer(error)) {
             if (error.cached) return provesNothing({ error });
+            answeredAt = Date.now();
             answer = error;
             return undefined;
           }
@@ -295,6 +299,9 @@ export function createBreaker({
   const status: UpstreamStatus = {
     get breaker() {
       return breakerStates[breaker.state as keyof typeof breakerStates];
+    },
+    get answeredAt() {
+      return answeredAt;
     },
   };
   // Half-open lets its trial call through, which may itself have queued: only an open breaker stops a call.
