@@ -169,8 +169,10 @@ function timedHandler(
     },
     onRequestUpgrade: (_c, ...args) => handler.onRequestUpgrade?.(facing!, ...args),
     onResponseStart(c, statusCode, ...rest) {
-      // An informational answer (103 Early Hints) is not the answer: the PIM is still at work.
-      if (statusCode < 200) return void (facing!.left || handler.onResponseStart?.(facing!, statusCode, ...rest));
+      // An informational answer (103 Early Hints) is not the answer: the PIM is still at work. Not passed on: the HTTP
+      // cache's revalidation takes any first status for the final one (a 103, then asserts on the 304 after it), and
+      // nothing above reads one.
+      if (statusCode < 200) return;
       // The PIM has done the work its caller left: the connection closes rather than read an answer nobody takes.
       if (facing!.left) return c.abort(facing!.left);
       facing!.answered = true;
