@@ -98,17 +98,24 @@ const isMomentaryFailure = (error: PimError): boolean =>
   error.cached === true && error.status !== undefined && (error.status >= 500 || error.status === 429);
 
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+// The PIM could not be reached or its connection was lost: a DNS name or server failing, a host or network down, a
+// connection refused, reset, aborted or gone silent (TCP keep-alive's ETIMEDOUT).
 const unavailableCodes = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
   'EPIPE',
+  'ETIMEDOUT',
   'ENOTFOUND',
   'EAI_AGAIN',
+  'EAI_FAIL',
   'EHOSTUNREACH',
+  'EHOSTDOWN',
   'ENETUNREACH',
+  'ENETDOWN',
 ]);
 
 function classifyFailure(error: unknown): PimError {
