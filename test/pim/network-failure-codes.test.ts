@@ -8,8 +8,10 @@ import { createByteLimits } from '../../src/pim/rest/byte-limits.ts';
 // with one. README, Errors: a connection refused or reset, or a DNS failure, is UPSTREAM_UNAVAILABLE, which the
 // retry step retries and a kept copy stands in for; UPSTREAM_ERROR says the PIM answered something wrong.
 class Failing extends Dispatcher {
-  constructor(private readonly code: string) {
+  readonly code: string;
+  constructor(code: string) {
     super();
+    this.code = code;
   }
   override dispatch(_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const error = Object.assign(new Error(`${this.code} (the socket's)`), { code: this.code });
