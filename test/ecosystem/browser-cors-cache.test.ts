@@ -1,21 +1,11 @@
 // @module-tag chromium
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { requireProgram } from '../helpers/programs.ts';
+import { launchChromium } from '../helpers/chromium.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-
-const args = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 
 let app: Server;
 let appOrigin: string;
@@ -44,7 +34,7 @@ afterAll(async () => {
 describe('a cross-origin browser app', { tags: ['chromium'] }, () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: requireProgram('chromium'), args });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(() => browser?.close());
 

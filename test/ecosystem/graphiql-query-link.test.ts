@@ -1,19 +1,9 @@
 // @module-tag chromium
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoUpstream, type DemoUpstream } from '../helpers/demo.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
-import { requireProgram } from '../helpers/programs.ts';
-
-const args = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
+import { launchChromium } from '../helpers/chromium.ts';
 
 let upstream: DemoUpstream;
 let server: Facade;
@@ -31,7 +21,7 @@ afterAll(async () => {
 describe('a GraphiQL link with ?query=', { tags: ['chromium'] }, () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: requireProgram('chromium'), args });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(() => browser?.close());
 
