@@ -44,3 +44,24 @@ describe('the directives of a request’s Cache-Control', () => {
     expect(hits(), 'a result fresh for a minute was served to min-fresh=600').toBe(before + 1);
   });
 });
+
+// RFC 9111 §5.4: a request without Cache-Control that sends `Pragma: no-cache` (HTTP/1.0 clients and proxies, `curl -H
+// 'Pragma: no-cache'`) asks past every cache as `Cache-Control: no-cache` does.
+describe('a client asking past caches with Pragma: no-cache', () => {
+  it('is not answered from the cache of results', async () => {
+    const first = await fixture.facade.get(url('pragma'));
+    expect(first.body.errors).toBeUndefined();
+    const { hits } = fixture.facade.app.responses!.stats();
+    await fixture.facade.get(url('pragma'), { pragma: 'no-cache' });
+    expect(fixture.facade.app.responses!.stats().hits, 'Pragma: no-cache was answered from the cache of results').toBe(
+      hits,
+    );
+  });
+
+  it('still is when Cache-Control is sent beside it: Cache-Control decides', async () => {
+    await fixture.facade.get(url('pragma-beside'));
+    const { hits } = fixture.facade.app.responses!.stats();
+    await fixture.facade.get(url('pragma-beside'), { pragma: 'no-cache', 'cache-control': 'max-age=60' });
+    expect(fixture.facade.app.responses!.stats().hits).toBe(hits + 1);
+  });
+});
