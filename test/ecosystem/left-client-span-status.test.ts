@@ -6,11 +6,12 @@ import { closedAfterEach } from '../helpers/facade.ts';
 
 const { start } = closedAfterEach();
 
-// A span's status is what its client got (tracing.ts), and graphql_errors_total counts nothing for a client that left
+// A whole result's span ends with its response, also when its client left first (it then never gets one), and its
+// status is what its client got (tracing.ts), and graphql_errors_total counts nothing for a client that left
 // (it is one disconnect). The field its leaving cut (an AbortError, no code) made the span an ERROR named UNKNOWN: a
 // trace backend showed an unexpected failure for every client that closed its tab or timed out.
 it.each(['application/json', 'multipart/mixed'])(
-  'gives the span of an operation whose %s client left before its answer no error status',
+  'ends the span of an operation whose %s client left before its answer, with no error status',
   async (accept) => {
     const spans = new InMemorySpanExporter();
     const answerLate = (_req: unknown, res: ServerResponse) =>
