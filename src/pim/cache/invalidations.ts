@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SharedRedis } from './shared-redis.ts';
 import { tagsOf } from './tags.ts';
 
@@ -6,6 +7,10 @@ export const ALL = 'all';
 
 // One hash for the fleet: field = tag, value = epoch ms of its latest invalidation.
 const HASH = 'invalidated';
+// Among its fields, a name the first invalidation gives the record (no time: every version skips it). A different
+// name, or none, after one was read: the record was lost (FLUSHALL, a Redis restarted empty, an eviction), with
+// whatever invalidations an instance had not read yet.
+const EPOCH = 'record';
 
 /**
  * Tags the record holds at most. Past it, the record becomes one invalidation of everything at the latest time:
@@ -14,9 +19,10 @@ const HASH = 'invalidated';
  */
 export const MAX_INVALIDATED_TAGS = 1_000;
 
-// Sets the tag's time, then folds the record into ALL when it has grown past its bound. KEYS: the hash;
-// ARGV: tag, epoch ms, most tags.
+// Names a new record, sets the tag's time, then folds the record into ALL when it has grown past its bound. KEYS: the
+// hash; ARGV: tag, epoch ms, most tags, a name.
 const recordScript = `
+redis.call('HSETNX', KEYS[1], '${EPOCH}', ARGV[4])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[3]) then
   local latest = 0
@@ -76,11 +82,15 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
   // clock may be off: it counts from when this instance reads it (behind, the answers stored in between would stay
   // fresh for their whole lifetime; ahead, every answer stored until then would not be). The first read, at now at most.
   let seen: Record<string, string> | undefined;
+  // The record's name as last read (or folded away); undefined until one is.
+  let epoch: string | undefined;
   const poll = async () => {
     const record = await shared!.within(() => shared!.redis.hgetall(HASH)).catch((error: Error) => void onError(error));
     if (!record) return;
     const now = Date.now();
-    let changed = false;
+    // Lost since the last read: what was invalidated in between is unknown here, so everything stored until now goes.
+    let changed = epoch !== undefined && record[EPOCH] !== epoch && note(ALL, now);
+    epoch = record[EPOCH];
     for (const [tag, ms] of Object.entries(record)) {
       // A time this version cannot read (written by another, or by hand) is no invalidation: as NaN it would make
       // every later lookup of its tag's paths NaN, which compares as "never invalidated", whatever came after.
@@ -108,7 +118,7 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
       };
       // Counted and logged as every Redis failure is; the caller is told too (a 503: the fleet was not).
       const folded = await shared
-        .within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS))
+        .within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS, randomUUID()))
         .catch((error: Error) => {
           onError(error);
           throw error;
@@ -116,6 +126,8 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
       // Its own invalidation, read back, is no news to this instance; nor is the fold it made of the record.
       if (typeof folded === 'string') {
         seen = { [ALL]: folded };
+        // The fold dropped the name: no loss.
+        epoch = undefined;
         if (note(ALL, Math.min(Number(folded), now))) onChange();
       } else if (seen) seen[tag] = String(now);
     },
