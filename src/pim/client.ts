@@ -139,7 +139,8 @@ export function createPimClient({
   const breaker = createBreaker({
     ...resilienceOptions,
     trialWaitMs: requestTimeoutMs,
-    probe: (send) => sendProbe(send, BREAKER_PROBE, true),
+    // Untraced as readiness's (below): the same made-up group, no caller's work, though a caller's fault set it off.
+    probe: (send) => context.with(suppressTracing(context.active()), () => sendProbe(send, BREAKER_PROBE, true)),
   });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit'), invalidatedSince }),
