@@ -23,7 +23,14 @@ export interface AdmissionDispatchOptions {
    * that 304's own header fields, which update the stored ones (RFC 9111 §4.3.4).
    */
   sent?:
-    { wire: boolean; confirmed?: boolean; confirmation?: Readonly<Record<string, unknown>> | undefined } | undefined;
+    | {
+        wire: boolean;
+        /** When it left the queue (performance.now()): the PIM's latency counts from here (steps/telemetry.ts). */
+        sentAt?: number;
+        confirmed?: boolean;
+        confirmation?: Readonly<Record<string, unknown>> | undefined;
+      }
+    | undefined;
 }
 
 export interface AdmissionOptions {
@@ -65,7 +72,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
             release,
             own.sent,
           );
-          if (own.sent) own.sent.wire = true;
+          if (own.sent) [own.sent.wire, own.sent.sentAt] = [true, performance.now()];
           try {
             dispatch(opts, timed);
           } catch (error) {

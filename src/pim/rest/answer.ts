@@ -69,6 +69,7 @@ function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string
     weight: weightOf(text.length, containers, raw),
     freshness: reusable ? freshnessOf(headers, age) : NOT_FRESH,
     kept: reusable ? { text, hints: staleHintsOf(cacheControl, expires), ageS } : undefined,
+    status: statusCode,
   };
 }
 

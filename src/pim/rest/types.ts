@@ -54,6 +54,8 @@ export interface Answer {
   stale?: Staleness | undefined;
   /** Set when the HTTP cache answered and no call went to the PIM (an `Age` header says nothing: a CDN sends one). */
   cached?: boolean | undefined;
+  /** The 2xx status the PIM (or the HTTP cache, replaying) gave it: the client span's `http.response.status_code`. */
+  status?: number | undefined;
 }
 
 /** What one upstream call needs besides the request itself; every step passes it on. */
@@ -93,6 +95,11 @@ export interface CallOptions {
   trial?: true | undefined;
   /** Set by the breaker on its trial caller's re-ask: the attempts the retry step already made of this call. */
   attemptsMade?: number | undefined;
+  /**
+   * One attempt's record, below the retry step: `sentAt` (performance.now()) once the call leaves the queue for the PIM
+   * (send.ts); `counted` once the telemetry step judged whether it was an attempt at the PIM (one never sent is none).
+   */
+  attempt?: { sentAt?: number | undefined; counted?: boolean | undefined } | undefined;
 }
 
 /**

@@ -16,7 +16,7 @@ export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {
 
 /** What the policies report; not configuration. */
 export interface ResilienceHooks {
-  /** Told before each retry of `request` is sent. */
+  /** Told of each retry of `request` that was an attempt at the PIM. */
   onRetry?: RetryOptions['onRetry'];
   /** Told when the breaker opens or closes and when the upstream stops or starts answering. */
   logger?: StateLogger | undefined;

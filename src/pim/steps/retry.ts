@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PimRequest } from '../rest/endpoints.ts';
 import { PimError } from '../rest/errors.ts';
-import type { Layer } from '../rest/types.ts';
+import type { CallOptions, Layer } from '../rest/types.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt of a GET that failed with 429/502/503/504 or a reset. */
   retries: number;
   /** Ceiling of the first jittered backoff; it doubles with each retry. */
   retryBaseMs: number;
-  /** Told before each retry of `request` is sent. */
+  /** Told of each retry of `request` that was an attempt at the PIM (not one that never left the queue). */
   onRetry?: ((request: PimRequest) => void) | undefined;
 }
 
@@ -31,8 +31,15 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
     const { signal } = call;
     for (let attempt = call.attemptsMade ?? 0; ; attempt++) {
       try {
-        if (attempt > 0) onRetry?.(request);
-        return await next(request, call);
+        if (attempt === 0) return await next(request, call);
+        // Judged by the telemetry step below: a retry still queued when its budget ran out (or the breaker opened, or
+        // its caller left) never reached the PIM.
+        const tried: NonNullable<CallOptions['attempt']> = {};
+        try {
+          return await next(request, { ...call, attempt: tried });
+        } finally {
+          if (tried.counted !== false) onRetry?.(request);
+        }
       } catch (error) {
         if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
         // Full jitter spreads the retries of many callers that failed at the same moment.

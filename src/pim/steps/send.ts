@@ -36,7 +36,7 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
   const checkedUrl = urlChecker(base);
   const send: Send = async (
     pimRequest,
-    { headers, signal, deadline, timeoutMs, bytes, queueKey, queueShare, partition, joined },
+    { headers, signal, deadline, timeoutMs, bytes, queueKey, queueShare, partition, joined, attempt },
   ) => {
     // Read by the admission interceptor: the budget bounds both the queue wait and the call.
     // The HTTP cache passes the same object on (a revalidation too): admission marks a call it sends.
@@ -78,6 +78,10 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
       // The caller went away: let its own abort reason through rather than blame the PIM.
       if (signal?.aborted) throw signal.reason;
       throw classifyFailure(error);
+    } finally {
+      // The telemetry step's: an attempt that never left the queue (its caller gone, its budget spent) is none, and
+      // one that did is timed from then.
+      if (sent.wire && attempt) attempt.sentAt = sent.sentAt;
     }
   };
   if (!dropStored) return send;

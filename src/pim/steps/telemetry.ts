@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { Counter, Histogram } from 'prom-client';
 import { PimError } from '../rest/errors.ts';
-import type { Layer } from '../rest/types.ts';
+import type { CallOptions, Layer } from '../rest/types.ts';
 
 export interface TelemetryOptions {
   calls?: Counter<'operation' | 'status'>;
@@ -31,17 +31,23 @@ export function createTelemetry({ calls, duration, tracer, upstream }: Telemetry
       },
     });
     let status = '2xx';
-    // A call that never left the connection queue (its budget spent there, the breaker opened) never reached the PIM.
+    // A call that never left the connection queue (its budget spent there, the breaker opened, its caller gone) never
+    // reached the PIM; a failure the HTTP cache replayed (a kept 404) has the PIM's status, and counts.
     let unsent = false;
+    // The retry step's record of a retry (it counts one the PIM never saw as none), else this attempt's own.
+    const attempt: NonNullable<CallOptions['attempt']> = call.attempt ?? {};
     try {
-      if (!span) return await next(request, call);
+      if (!span) return await next(request, { ...call, attempt });
       // `traceparent` lets a traced PIM put its own spans under this one.
       const traced = { ...call.headers };
       propagation.inject(trace.setSpan(context.active(), span), traced);
-      return await next(request, { ...call, headers: traced });
+      const answer = await next(request, { ...call, headers: traced, attempt });
+      // Required by OpenTelemetry's HTTP client conventions whenever a response came, a success too.
+      if (answer.status !== undefined) span.setAttribute('http.response.status_code', answer.status);
+      return answer;
     } catch (error) {
       status = statusOf(error);
-      unsent = error instanceof PimError && error.cached === true && error.status === undefined;
+      unsent = attempt.sentAt === undefined && !(error instanceof PimError && error.status !== undefined);
       if (error instanceof PimError && error.status !== undefined)
         span?.setAttribute('http.response.status_code', error.status);
       span?.setAttribute('error.type', status);
@@ -52,9 +58,11 @@ export function createTelemetry({ calls, duration, tracer, upstream }: Telemetry
       span?.setAttribute('pim.status', status);
       span?.end();
       const labels = { operation: request.operation, status };
+      attempt.counted = !unsent;
       if (!unsent) {
         calls?.inc(labels);
-        duration?.observe(labels, (performance.now() - started) / 1000);
+        // From when it left the connection queue: time spent queued is never blamed on the upstream.
+        duration?.observe(labels, (performance.now() - (attempt.sentAt ?? started)) / 1000);
       }
     }
   };
