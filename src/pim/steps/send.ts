@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import type { AdmissionDispatchOptions } from '../admission/admission.ts';
-import type { HttpCacheDispatchOptions } from '../cache/confirmations.ts';
+import type { HttpCacheDispatchOptions } from '../cache/cache.ts';
 import { readAnswer } from '../rest/answer.ts';
 import { isUnreadableAnswer, pimError, PimError } from '../rest/errors.ts';
 import { urlChecker } from '../rest/guards.ts';
