@@ -1,6 +1,5 @@
 import { request, type Dispatcher } from 'undici';
 import type { AdmissionDispatchOptions } from '../admission/admission.ts';
-import type { HttpCacheDispatchOptions } from '../cache/cache.ts';
 import { readAnswer } from '../rest/answer.ts';
 import { isUnreadableAnswer, pimError, PimError } from '../rest/errors.ts';
 import { urlChecker } from '../rest/guards.ts';
@@ -42,8 +41,6 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
     // The HTTP cache passes the same object on (a revalidation too): admission marks a call it sends.
     const sent: NonNullable<AdmissionDispatchOptions['sent']> = { wire: false };
     const admitted: AdmissionDispatchOptions = { deadline, timeoutMs, queueKey, queueShare, partition, joined, sent };
-    // Set by the HTTP cache when a 304 confirms its stored answer: it is stored again once read here.
-    const confirmed: NonNullable<HttpCacheDispatchOptions['confirmed']> = {};
     try {
       const response = await request(checkedUrl(pimRequest.path), {
         dispatcher,
@@ -51,7 +48,6 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
         headers: sentHeaders(headers),
         signal,
         ...admitted,
-        ...({ confirmed } satisfies HttpCacheDispatchOptions),
       });
       // Confirmed by a 304, the stored answer is as fresh as the PIM's word (RFC 9111 §4.3.4): undici replays it
       // with the Age and Date it had before, which would make it stale, and with its old Cache-Control and Expires.
@@ -67,7 +63,6 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
         }
       }
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
-      confirmed.keep?.();
       return sent.wire ? answer : { ...answer, cached: true };
     } catch (error) {
       if (error instanceof PimError) {
