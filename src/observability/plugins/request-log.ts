@@ -72,7 +72,7 @@ interface Entry {
   gone?: true;
   /** A whole result's parts, whose errors are read once they are sent (a refusal may be sent in their place). */
   parts?: readonly ResultPart[];
-  /** A part of the whole result was serialized. */
+  /** Every part of the whole result was serialized. */
   serialized?: true;
   /** A whole result sent to a client taking only streams: its line waits for its serialization (maybe a refusal). */
   late?: true;
@@ -169,9 +169,16 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       if (!entry) return;
       if (!isAsyncIterable(result)) {
         const parts = (entry.parts = Array.isArray(result) ? result : [result]);
-        // Serialized after the status for a client taking only streams: what it was sent is known only then.
-        for (const part of parts)
-          whenSent(part, () => void ((entry.serialized = true), entry.late && lateSent(request)));
+        // Serialized after the status for a client taking only streams: what it was sent is known only then, once every
+        // part of a batch is (the first one serialized says nothing of the refusal a later one may be sent instead).
+        const done = () => {
+          entry.serialized = true;
+          if (entry.late) lateSent(request);
+        };
+        // Most results are one part: no set to keep for them.
+        if (parts.length === 1) return void whenSent(parts[0]!, done);
+        const unsent = new Set<object>(parts);
+        for (const part of parts) whenSent(part, () => unsent.delete(part) && unsent.size === 0 && done());
         return;
       }
       setResult(
