@@ -66,7 +66,10 @@ type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<str
 // what `no-cache` does (§5.4).
 const accepts = (headers: Headers, entry: Entry, now: number) => {
   const cacheControl = headers.get('cache-control');
-  if (cacheControl === null) return !directivesOf(headers.get('pragma') ?? '').has('no-cache');
+  if (cacheControl === null) {
+    const pragma = headers.get('pragma');
+    return pragma === null || !directivesOf(pragma).has('no-cache');
+  }
   const directives = directivesOf(cacheControl);
   if (directives.has('no-cache') || directives.has('no-store')) return false;
   const maxAge = seconds(directives.get('max-age'));
@@ -178,7 +181,8 @@ export function createResponseCache({
           const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
           if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
           if (ttl <= 0 || result.errors?.length || result.data == null) return;
-          if (directivesOf(request.headers.get('cache-control') ?? '').has('no-store')) return;
+          const cacheControl = request.headers.get('cache-control');
+          if (cacheControl !== null && directivesOf(cacheControl).has('no-store')) return;
           const sent: NonNullable<Result[typeof SENT]> = {};
           const tags = [...pim.tags()];
           const stringify = (out: ExecutionResult) => {
