@@ -1,9 +1,9 @@
 // @module-tag redis-server
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { Facade } from '../helpers/facade.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { startUpstream } from '../helpers/upstream.ts';
+import { purge } from './reads.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
 const KEY = { 'x-api-key': 'key-of-a-123' };
@@ -36,12 +36,6 @@ describe('an invalidation across a fleet', () => {
     upstream: () => startUpstream(answer),
     env: { CACHE_ADMIN_TOKEN: TOKEN, RESPONSE_CACHE_MAX_BYTES: '1048576' },
   });
-  const invalidate = (facade: Facade, body: unknown) =>
-    facade.request('/cache/invalidate', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
 
   it('an answer B read before an invalidation sent to A is not kept fresh for the fleet after it', async () => {
     const { upstream, replicas } = fleet;
@@ -56,7 +50,7 @@ describe('an invalidation across a fleet', () => {
       // The catalog changes and is published: the PIM's publish hook tells A, late in a second.
       while (Date.now() % 1_000 < 950) await sleep(5);
       version = 'v2';
-      expect((await invalidate(a, { catalogId: id })).status).toBe(200);
+      expect(await purge(a.origin, TOKEN, { catalogId: id })).toBe(200);
       // The answer the PIM read before the change leaves it just after the next second starts (its Date says so).
       while (Date.now() % 1_000 > 500) await sleep(2);
       held.shift()!();

@@ -1,10 +1,10 @@
 // @module-tag redis-server
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { Facade } from '../helpers/facade.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { untilConnected } from '../helpers/redis.ts';
 import { startUpstream } from '../helpers/upstream.ts';
+import { purge } from './reads.ts';
 
 const TOKEN = 'a-long-enough-admin-token';
 const KEY = { 'x-api-key': 'key-of-a-123' };
@@ -33,26 +33,20 @@ describe('a purge whose record Redis loses before another replica read it', () =
     upstream: () => startUpstream(answer),
     env: { CACHE_ADMIN_TOKEN: TOKEN, RESPONSE_CACHE_MAX_BYTES: '1048576' },
   });
-  const invalidate = (facade: Facade, body: unknown) =>
-    facade.request('/cache/invalidate', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
 
   it('is not lost on the replicas that had not read it yet', async () => {
     const { redis, replicas } = fleet;
     const [a, b] = [replicas[0]!, replicas[1]!];
     await untilConnected(redis, 4);
     // A purge made before: B has read the record once.
-    expect((await invalidate(a, { catalogId: 'OTHER' })).status).toBe(200);
+    expect(await purge(a.origin, TOKEN, { catalogId: 'OTHER' })).toBe(200);
     await sleep(1_200);
     version = 'v1';
     expect((await b.post(products('C1'), {}, KEY)).body.data.products.data[0].version).toBe('v1');
     expect((await b.post(products('C1'), {}, KEY)).body.data.products.data[0].version).toBe('v1');
     // The catalog is published; the PIM's hook tells A, and Redis loses its data right after.
     version = 'v2';
-    expect((await invalidate(a, { catalogId: 'C1' })).status).toBe(200);
+    expect(await purge(a.origin, TOKEN, { catalogId: 'C1' })).toBe(200);
     await redis.client.flushall();
     // Every replica has read the fleet's record by now.
     await sleep(1_500);
