@@ -25,8 +25,7 @@ function redisOptions(url: string, replyTimeoutMs: number): RedisOptions {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 1_000,
-    // The first attempt at once: a connection dropped on purpose (below, or `CLIENT KILL`) is remade before callers notice.
-    retryStrategy: (attempt: number) => (attempt === 1 ? 0 : Math.min(attempt * 250, 5_000)),
+    retryStrategy: (attempt: number) => Math.min(attempt * 250, 5_000),
     // A connection that has said nothing for this long while replies are owed is dropped and made anew: a Redis
     // lost with its node, or one failed over behind the same address, breaks no connection, and the commands bound
     // by `replyWithin` would otherwise wait on its dead socket until the kernel gives up (some 15 minutes).
@@ -34,33 +33,13 @@ function redisOptions(url: string, replyTimeoutMs: number): RedisOptions {
   };
 }
 
-// When each connection last dropped itself on a `READONLY` (see createRedis).
-const leftDemotedAt = new WeakMap<Redis, number>();
-// For this long after, the commands that connection failed (those in flight, those sent before it is ready again) are
-// no sign of a Redis away or silent.
-const LEAVING_MS = 1_000;
-const leftDemoted = (connection: Redis | undefined) =>
-  connection !== undefined && Date.now() - (leftDemotedAt.get(connection) ?? -Infinity) < LEAVING_MS;
-
 /**
  * Opens a connection with {@link redisOptions}; `replyTimeoutMs` is the bound {@link replyWithin} puts on each reply.
  * Connection failures go to `onError` (ioredis retries on its own); without a listener they would be unhandled
  * `error` events.
  */
 export function createRedis(url: string, onError: (error: Error) => void, replyTimeoutMs: number): Redis {
-  const redis: Redis = new Redis({
-    ...redisOptions(url, replyTimeoutMs),
-    // A failover behind one address (a managed Redis's primary endpoint, Sentinel behind a DNS name, a Service) demotes
-    // the old primary, which keeps its connections open and answers every write `READONLY` for as long as they last:
-    // every purge failed with 503, and nothing was stored in Redis again, until a restart. A new connection reaches the
-    // new primary. At most once per SILENT_MS: a `REDIS_URL` naming a replica would otherwise be left at every write.
-    reconnectOnError: (error) => {
-      if (!/\bREADONLY\b/.test(error.message)) return false;
-      if (Date.now() - (leftDemotedAt.get(redis) ?? -Infinity) < SILENT_MS) return false;
-      leftDemotedAt.set(redis, Date.now());
-      return 1;
-    },
-  });
+  const redis = new Redis(redisOptions(url, replyTimeoutMs));
   redis.on('error', onError);
   return redis;
 }
@@ -97,8 +76,7 @@ const PAUSE_MS = 1_000;
 
 // Only a Redis that is away or silent is left alone. One that answers with an error (READONLY after a failover,
 // OOM under noeviction) answers at once: its refused writes must not stop the reads it still serves.
-const awayOrSilent = (connection: Redis | undefined) =>
-  handleWhen((error) => !(error instanceof (ReplyError as typeof Error)) && !leftDemoted(connection));
+const awayOrSilent = handleWhen((error) => !(error instanceof (ReplyError as typeof Error)));
 
 /**
  * Bounds the wait for each reply to `ms`: a Redis that is connected but silent (busy, stopped, a
@@ -108,12 +86,9 @@ const awayOrSilent = (connection: Redis | undefined) =>
  * commands are bound, not ioredis' handshake: a slow Redis keeps its connection, which is remade only after a silence
  * far longer than a reply's bound (`socketTimeout` in {@link redisOptions}).
  */
-export function replyWithin(ms: number, connection?: Redis): <T>(command: () => Promise<T>) => Promise<T> {
+export function replyWithin(ms: number): <T>(command: () => Promise<T>) => Promise<T> {
   const policy = wrap(
-    circuitBreaker(awayOrSilent(connection), {
-      halfOpenAfter: PAUSE_MS,
-      breaker: new ConsecutiveBreaker(PAUSE_AFTER_FAILURES),
-    }),
+    circuitBreaker(awayOrSilent, { halfOpenAfter: PAUSE_MS, breaker: new ConsecutiveBreaker(PAUSE_AFTER_FAILURES) }),
     timeout(ms, TimeoutStrategy.Aggressive),
   );
   return (command) => policy.execute(() => command());

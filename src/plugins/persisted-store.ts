@@ -58,7 +58,7 @@ function createRedisStore({
   onError,
 }: DocumentStoreOptions & { redisUrl: string }): DocumentStore {
   const redis = createRedis(redisUrl, onError, redisTimeoutMs);
-  const bounded = replyWithin(redisTimeoutMs, redis);
+  const bounded = replyWithin(redisTimeoutMs);
   // Shared by every replica: at most maxDocuments of at most maxBytes in all, the oldest stored going first.
   const documents = createBoundedKeys(redis, 'apq');
   return {

@@ -34,7 +34,7 @@ export function createRedisCacheStore({
   onError,
 }: RedisCacheStoreOptions): CacheStore {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
-  const bounded = replyWithin(replyTimeoutMs, redis);
+  const bounded = replyWithin(replyTimeoutMs);
   // Keys whose newer answer Redis did not take (away, frozen, refusing writes): when that answer was stored. What Redis
   // still holds from before is older than what this instance already served, and must not come back once Redis does.
   // Past the bound a mark pushed out still counts, for every key: copies no newer than it are misses here (each read

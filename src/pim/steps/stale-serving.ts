@@ -39,7 +39,7 @@ export function createStaleServing(options: StaleServingOptions) {
   const report = options.onError;
   const redis = options.redisUrl ? createRedis(options.redisUrl, report, options.redisTimeoutMs) : undefined;
   // One bound for the connection: after a few failures in a row, both stores leave Redis alone a while.
-  const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs, redis) };
+  const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs) };
   const { maxBytes, redisMaxBytes } = options;
   const store = createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError: report });
   const invalidations = createInvalidations({
