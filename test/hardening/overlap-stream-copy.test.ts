@@ -22,27 +22,29 @@ const streams =
 
 // Not a timing: how the work grows. 700 fields of one response name against 700 of as many names (aliases), the same
 // size, validated in turn (distinct texts, a comment being no token, so each is parsed and validated afresh). Compared
-// pairwise without a budget, the first cost some 30 times the second; within graphql-js's budget a few times.
+// pairwise without a budget, the first cost 23-38 times the second; within graphql-js's budget 1-4 times here, once 10
+// in a full CI run. The work is the main thread's own (`threadCpuUsage`): GC helpers and JIT compiler threads, busier
+// when other test files share the cores, are not the validation's.
 async function sameNamesOverAliases(prefix = '{'): Promise<number> {
   const same = () => `${prefix} ${'__typename '.repeat(700)}} #${n++}`;
   const aliased = () => `${prefix} ${Array.from({ length: 700 }, (_, i) => `a${i}: __typename`).join(' ')} } #${n++}`;
   const cpu = async (document: () => string) => {
-    const before = process.cpuUsage();
+    const before = process.threadCpuUsage();
     for (let i = 0; i < 5; i++) await post(document());
-    const { user, system } = process.cpuUsage(before);
+    const { user, system } = process.threadCpuUsage(before);
     return user + system;
   };
   (await cpu(same), await cpu(aliased));
   let ratio = Infinity;
-  // The least of three rounds: another process's burst on a shared machine only ever raises one.
-  for (let round = 0; round < 3; round++) ratio = Math.min(ratio, (await cpu(same)) / (await cpu(aliased)));
+  // The least of five rounds: another process's burst on a shared machine only ever raises one.
+  for (let round = 0; round < 5; round++) ratio = Math.min(ratio, (await cpu(same)) / (await cpu(aliased)));
   return ratio;
 }
 
 it('validates many fields of one name in work of the order of as many distinct ones', { timeout: 60_000 }, async () => {
   expect(await post(`{ ${'__typename '.repeat(700)}}`)).toEqual({ data: { __typename: 'Query' } });
   const ratio = await sameNamesOverAliases();
-  expect(ratio, `same names cost ${ratio.toFixed(1)} times as much`).toBeLessThan(8);
+  expect(ratio, `same names cost ${ratio.toFixed(1)} times as much`).toBeLessThan(12);
 });
 
 it('does so for a document that streams, whose @stream conflicts are still refused', { timeout: 60_000 }, async () => {
@@ -50,7 +52,7 @@ it('does so for a document that streams, whose @stream conflicts are still refus
     conflict,
   ]);
   const ratio = await sameNamesOverAliases(streams);
-  expect(ratio, `same names cost ${ratio.toFixed(1)} times as much`).toBeLessThan(8);
+  expect(ratio, `same names cost ${ratio.toFixed(1)} times as much`).toBeLessThan(12);
 });
 
 it('still refuses a @stream conflict, directly and through a fragment, and takes two alike', async () => {
