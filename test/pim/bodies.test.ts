@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { captureLogs } from '../helpers/logs.ts';
 
 const servers = closedAfterEach();
 
@@ -51,4 +52,21 @@ it('asks for the identity coding, which a PIM that compresses then sends', async
   const { body } = await facade.post('{ classificationGroups(classificationId: "C") }');
   expect(body).toEqual({ data: { classificationGroups: { status: 200, data: [{ id: 'G' }] } } });
   expect(upstream.requests[0]?.headers['accept-encoding']).toBe('identity');
+});
+
+// A gateway in between (a CDN, a compressing proxy) may compress whatever the call asks: every field then failed as
+// "not JSON", and the operator was told of a maintenance or proxy page. The warning now names the coding.
+it('tells the operator of a 2xx compressed despite identity, not of a page that is not JSON', async () => {
+  const json = '{"status":200,"data":[{"id":"G"}]}';
+  const { logger, lines } = captureLogs('info');
+  const { facade } = await servers.start(
+    (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'GZIP' }).end(gzipSync(json)),
+    { PIM_CACHE: 'false' },
+    { logger },
+  );
+  const { body } = await facade.post('{ classificationGroups(classificationId: "C") }');
+  expect(body.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  const warned = lines.filter((line) => line.level === 40 && /^Upstream answers 2xx/.test(line.msg));
+  expect(warned).toMatchObject([{ encoding: 'gzip', status: 200, msg: expect.stringMatching(/identity/) }]);
 });

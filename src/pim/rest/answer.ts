@@ -46,7 +46,7 @@ function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string
     const message = `The catalog service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
     throw new PimError('UPSTREAM_ERROR', message, statusCode);
   }
-  if (body === undefined) throw pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
+  if (body === undefined) throw notJson(statusCode, headers['content-encoding']);
   // Every answer is the `{status, meta, data}` envelope: `null` or a bare value says nothing about the resource.
   if (!isEnvelope(body)) {
     throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
@@ -71,6 +71,21 @@ function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string
     kept: reusable ? { text, hints: staleHintsOf(cacheControl, expires), ageS } : undefined,
     status: statusCode,
   };
+}
+
+// Calls ask for `Accept-Encoding: identity`, which a gateway in between (a CDN, a compressing proxy) may ignore: its
+// body is then read as bytes that are no JSON, and the operator is told of the coding rather than of a page.
+function notJson(statusCode: number, contentEncoding: string | string[] | undefined): PimError {
+  const coding = String(contentEncoding ?? '')
+    .split(',')
+    .map((one) => one.trim().toLowerCase())
+    .findLast((one) => one !== '' && one !== 'identity');
+  if (coding === undefined) return pimError('UPSTREAM_ERROR', new Error('2xx body is not JSON'), statusCode);
+  // The header is the upstream's: a name of a coding is a token, anything else is named as such, and bounded.
+  const name = /^[a-z0-9!#$%&'*+.^_`|~-]{1,32}$/.test(coding) ? coding : 'unknown';
+  const error = pimError('UPSTREAM_ERROR', new Error(`2xx body is ${name}-encoded, not identity`), statusCode);
+  error.encoding = name;
+  return error;
 }
 
 // A byte order mark first (some .NET and Java services send one) is not JSON; RFC 8259 §8.1 lets it be ignored.

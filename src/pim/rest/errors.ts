@@ -39,6 +39,8 @@ export class PimError extends Error {
   requestLimit: boolean | undefined;
   /** UPSTREAM_ERROR of a body over PIM_MAX_BODY_BYTES, cut unread: nothing is known of what it held. */
   oversized: boolean | undefined;
+  /** UPSTREAM_ERROR of a 2xx sent in a content coding (gzip, br) although the call asked for identity: its name. */
+  encoding: string | undefined;
   /**
    * A 404 whose body is no JSON object (an HTML page, empty): a proxy or ingress in front of the PIM has no route
    * for it (misrouted, the PIM away mid-deploy), so no verdict of the PIM's. The service's own 404 is its JSON envelope.

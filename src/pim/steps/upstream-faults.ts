@@ -80,7 +80,7 @@ export function createUpstreamFaults({
       else if (error.status !== 403 && error.status !== 429 && !anyKey) onAccepted?.(call.headers);
       if (unreadable) {
         onFault('not_json');
-        log.notJson(error.status);
+        log.notJson(error.status, error.encoding);
       }
       if (!serverKeyOnly) throw error;
       if (error.status !== 401) {

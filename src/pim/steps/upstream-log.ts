@@ -123,18 +123,25 @@ export function createFaultLog(logger: StateLogger | undefined, intervalMs: numb
     },
     accepted: { level: 'info', message: 'Upstream accepts the server key again' },
   });
-  const bodyLog = createStateLog<'not-json' | 'json'>(sink, 'json', {
+  const bodyLog = createStateLog<'not-json' | 'encoded' | 'json'>(sink, 'json', {
     'not-json': {
       level: 'warn',
       message:
         'Upstream answers 2xx with a body that is not JSON (a maintenance or proxy page?): calls fail with UPSTREAM_ERROR',
+    },
+    encoded: {
+      level: 'warn',
+      message:
+        'Upstream answers 2xx compressed although calls ask for Accept-Encoding: identity (a gateway in between?): calls fail with UPSTREAM_ERROR',
     },
     json: { level: 'info', message: 'Upstream answers JSON again' },
   });
   return {
     keyRefused: () => keyLog.set('refused'),
     keyAccepted: () => keyLog.set('accepted'),
-    notJson: (status: number | undefined) => bodyLog.set('not-json', { status }),
+    /** A 2xx not read as JSON; `encoding` names the content coding it came in, if any. */
+    notJson: (status: number | undefined, encoding?: string) =>
+      encoding === undefined ? bodyLog.set('not-json', { status }) : bodyLog.set('encoded', { status, encoding }),
     json: () => bodyLog.set('json'),
     close() {
       keyLog.close();
