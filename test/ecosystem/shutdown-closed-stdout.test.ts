@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it, onTestFinished } from 'vitest';
-import { repoRoot } from '../helpers/process.ts';
+import { productionDemoEnv, repoRoot } from '../helpers/process.ts';
 
 // A crash injected from outside the server's code: a preload that throws on SIGUSR2, as a bug would.
 const crashOnSignal = `data:text/javascript,process.on('SIGUSR2', () => setImmediate(() => { throw new Error('injected crash') }))`;
@@ -14,15 +14,7 @@ const crashOnSignal = `data:text/javascript,process.on('SIGUSR2', () => setImmed
 async function startWithClosedStdout(nodeArgs: string[] = []) {
   const child = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
     cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      PIM_DEMO: 'true',
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: '1000',
-    },
+    env: productionDemoEnv(),
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true,
   });

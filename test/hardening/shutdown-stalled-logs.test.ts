@@ -4,7 +4,7 @@ import { closeSync, readSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it, onTestFinished } from 'vitest';
 import { stalledPipe } from '../helpers/pipe.ts';
-import { repoRoot } from '../helpers/process.ts';
+import { productionDemoEnv, repoRoot } from '../helpers/process.ts';
 
 /** Reads what the FIFO holds now, without waiting for more. */
 function readNow(fd: number): string {
@@ -25,15 +25,7 @@ async function startWithStalledStdout(nodeArgs: string[] = []) {
   const { reader, writer } = stalledPipe();
   const child = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
     cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      PIM_DEMO: 'true',
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: '1000',
-    },
+    env: productionDemoEnv(),
     stdio: ['ignore', writer, 'ignore'],
     detached: true,
   });

@@ -5,6 +5,20 @@ import { createInterface } from 'node:readline';
 /** The repository root, where `npm start` and `node src/main.ts` run. */
 export const repoRoot = new URL('../..', import.meta.url).pathname;
 
+/**
+ * The environment of `node src/main.ts` as production runs it, on the demo catalog, at 127.0.0.1 on a free port,
+ * logging `info`, with a one-second grace: for tests that spawn it with stdio of their own (a stdout that goes away).
+ */
+export const productionDemoEnv = (): Record<string, string | undefined> => ({
+  PATH: process.env.PATH,
+  NODE_ENV: 'production',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  PIM_DEMO: 'true',
+  LOG_LEVEL: 'info',
+  SHUTDOWN_GRACE_MS: '1000',
+});
+
 /** A process started by a test, in a process group of its own so nothing it starts outlives the test. */
 export interface TestProcess {
   child: ChildProcess;
