@@ -58,3 +58,15 @@ it('reopens when the probe standing trial for a cached answer fails, and still s
   expect(old.body.errors).toBeUndefined();
   await expect.poll(() => facade.app.upstream.breaker).toBe('open');
 }, 20_000);
+
+// The probe that stands trial is the PIM answering as much as any call: readiness reads `answeredAt` when its own
+// probe finds no free slot, and a breaker closed that way said the PIM had not answered since before the outage.
+it('counts the probe standing trial as the PIM answering', async () => {
+  const { facade, back } = await openedAfterReading(1);
+  back();
+  await sleep(HALF_OPEN_MS + 100);
+  const before = Date.now();
+  expect((await facade.post('{ again: catalogProducts(catalogId: "C0") }')).body.errors).toBeUndefined();
+  await expect.poll(() => facade.app.upstream.breaker).toBe('closed');
+  expect(facade.app.upstream.answeredAt).toBeGreaterThanOrEqual(before);
+}, 20_000);

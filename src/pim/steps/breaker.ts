@@ -181,14 +181,19 @@ export function createBreaker({
     below ??= next;
     return decide(next);
   };
+  // The PIM itself answered a call (or the probe standing trial): what readiness reads when its probe finds no slot.
+  const pimAnswered = () => {
+    answeredAt = Date.now();
+    log.answered();
+  };
   // The half-open trial, when the call let through for it proved nothing: the probe, sent past the breaker. A fault
   // (or an answer that is no answer) reopens it; the PIM answering closes it.
   const probeTrial = (sendProbe: (send: Send) => Promise<unknown>) =>
     // Marked as the trial: a 429 is the PIM answering, not a Retry-After to hold every waiting call for.
     sendProbe((request, call) => (probing.add(call), below!(request, { ...call, trial: true }))).then(
-      () => void log.answered(),
+      () => void pimAnswered(),
       (error: unknown) => {
-        if (isProbeAnswer(error)) return void log.answered();
+        if (isProbeAnswer(error)) return void pimAnswered();
         throw isFault(error) ? error : pimError('UPSTREAM_UNAVAILABLE', UNPROVEN);
       },
     );
@@ -240,8 +245,7 @@ export function createBreaker({
           const result = await next(request, trial ? { ...call, trial } : call);
           // The HTTP cache below answered, not the PIM.
           if (result.cached) return provesNothing({ result });
-          answeredAt = Date.now();
-          log.answered();
+          pimAnswered();
           return result;
         } catch (error) {
           if (error === UNPROVEN || (error as Error).cause === UNPROVEN) throw error;
