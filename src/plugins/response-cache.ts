@@ -4,6 +4,7 @@ import { isAsyncIterable, type GraphQLParams, type Plugin, type YogaServerInstan
 import { LRUCache } from 'lru-cache';
 import type { UpstreamCredentials } from '../pim/credential.ts';
 import { ALL } from '../pim/cache/invalidations.ts';
+import { alsoEnded } from '../pim/cache/tags.ts';
 import type { PimApi } from '../pim/loaders.ts';
 import { directivesOf, freshnessAt, seconds, type Expiry } from '../pim/rest/freshness.ts';
 import type { ByteAccount } from '../pim/rest/byte-limits.ts';
@@ -235,7 +236,13 @@ export function createResponseCache({
       generation++;
       const before = entries.size;
       if (tag === ALL) entries.clear();
-      else for (const key of [...entries.keys()]) if (entries.peek(key)?.tags.includes(tag)) entries.delete(key);
+      else {
+        const wider = alsoEnded(tag) ?? tag;
+        for (const key of [...entries.keys()]) {
+          const tags = entries.peek(key)?.tags;
+          if (tags?.includes(tag) || tags?.includes(wider)) entries.delete(key);
+        }
+      }
       return before - entries.size;
     },
     stats: () => ({ entries: entries.size, bytes: entries.calculatedSize, hits }),

@@ -190,6 +190,21 @@ describe('cache of serialized results', () => {
     expect(stats().hits).toBe(hits + 1);
   });
 
+  it('drops a search narrowed by a group alone on any classification’s invalidation', async () => {
+    const byGroup = (id: string) =>
+      fixture.facade.get(
+        `/graphql?query=${encodeURIComponent(`{ catalogProducts(catalogId: "fresh-9", classificationGroupId: "${id}") }`)}`,
+        { 'x-api-key': 'alice' },
+      );
+    await byGroup('G1');
+    await get('fresh-10');
+    const { hits } = stats();
+    expect(fixture.facade.app.responses!.invalidate('classification:ETIM-9')).toBe(1);
+    await byGroup('G1');
+    await get('fresh-10');
+    expect(stats().hits).toBe(hits + 1);
+  });
+
   it('drops its entries when POST /cache/invalidate ends the freshness of the answers behind them', async () => {
     await get('fresh-8');
     const { hits } = stats();

@@ -51,6 +51,20 @@ describe('POST /cache/invalidate', () => {
     expect(upstream.requests).toHaveLength(2);
   });
 
+  // A search narrowed by a group alone reads that group's classification, which its path does not name: any
+  // classification's invalidation ends it (it stayed fresh for its whole max-age), and a CDN finds it by `classification:`.
+  it('ends a search narrowed by a classification group alone with any classification', async () => {
+    const { upstream, origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const byGroup = '{ products: catalogProducts(catalogId: "MASTER", classificationGroupId: "EC000001") }';
+    const url = `/graphql?query=${encodeURIComponent(byGroup)}`;
+    expect((await get(url)).headers.get('surrogate-key')).toBe('catalog:MASTER classification:');
+    await get(url);
+    expect(upstream.requests).toHaveLength(1);
+    expect((await post(origin, '{"classificationId":"ETIM-9"}', `Bearer ${TOKEN}`)).status).toBe(200);
+    await get(url);
+    expect(upstream.requests).toHaveLength(2);
+  });
+
   describe('while a call sent before it is still out', () => {
     // The PIM reads its data when a call arrives and answers 1.5 s later, fresh for five minutes.
     async function purgeDuringSlowCall() {

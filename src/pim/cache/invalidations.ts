@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SharedRedis } from './shared-redis.ts';
-import { tagsOf } from './tags.ts';
+import { alsoEnded, tagsOf } from './tags.ts';
 
 /** The tag that matches every answer. */
 export const ALL = 'all';
@@ -69,6 +69,8 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
     // of a record another version never folds would refill the map, fold it and flush the caches again.
     if (Math.max(at.get(tag) ?? 0, at.get(ALL) ?? 0) >= ms) return false;
     at.set(tag, ms);
+    const wider = alsoEnded(tag);
+    if (wider !== undefined && (at.get(wider) ?? 0) < ms) at.set(wider, ms);
     // The same fold as the fleet's record: everything stored before the latest invalidation goes.
     if (at.size > MAX_INVALIDATED_TAGS) {
       const latest = Math.max(...at.values());

@@ -17,8 +17,20 @@ export function tagsOf(path: string): string[] {
   for (const match of query.matchAll(/(?:^|&)(?:classificationId|classificationGroupClassificationId)=([^&]+)/g)) {
     tags.push(classificationTag(match[1]!, true));
   }
+  // Narrowed by a group alone, it reads a classification its path does not name: any classification's.
+  if (tags.length === 1 && /(?:^|&)classificationGroupId=/.test(query)) tags.push(ANY_CLASSIFICATION);
   return [...new Set(tags)];
 }
+
+/**
+ * The tag of an answer that reads some classification the path does not name (a search narrowed by a group alone):
+ * an invalidation of any classification matches it. No id spells it: ids are never empty.
+ */
+export const ANY_CLASSIFICATION = 'classification:';
+
+/** The tags an invalidation of `tag` ends beside itself: a classification's also ends {@link ANY_CLASSIFICATION}. */
+export const alsoEnded = (tag: string): string | undefined =>
+  tag.startsWith(ANY_CLASSIFICATION) && tag !== ANY_CLASSIFICATION ? ANY_CLASSIFICATION : undefined;
 
 /** The tag of a catalog id; `encoded` when the id is already percent-encoded as in a path. */
 export const catalogTag = (id: string, encoded = false) => `catalog:${encoded ? id : encodeComponent(id)}`;
