@@ -127,7 +127,7 @@ export function createMetrics({ upstreamStatus, staleBytes, responseCache }: Met
     ),
     redisFailures: counter(
       'redis_command_failures_total',
-      'Redis commands that failed or timed out (answered as a miss or a skipped write), by store (cache, apq, stale).',
+      'Redis commands that failed or timed out, or were not sent while Redis is left alone after failures in a row (each answered as a miss or a skipped write), by store (cache, apq, stale).',
       ['store'],
     ),
     // Counted by the logger for the whole process.
