@@ -83,6 +83,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     refused: observability.refused,
     /** True when the upstream answered recently and its breaker is closed (may probe it once). */
     ready: createReadiness({ ...config.readiness, callTimeoutMs: config.pim.requestTimeoutMs, client }),
+    /** Fails the upstream calls still queued, as the shutdown's grace ends (the server calls it). */
+    stopWaiting: client.closeQueue,
     /** Breaker state, read-only. */
     upstream: client.status,
     /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */

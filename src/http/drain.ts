@@ -3,6 +3,9 @@ import type { Socket } from 'node:net';
 
 // How long the responses cut at the end of the grace may take to close (each with its socket, a turn later).
 const CUT_CLOSE_MS = 500;
+// Before the grace ends, the time left to the requests whose waiting was stopped (`lastCall`) to be answered: their
+// fields fail at once, then the result is written (at most a quarter of the grace).
+const LAST_CALL_MS = 1_000;
 
 /** A listener's responses under way, and the shutdown that lets them finish. */
 export interface Drain<T> {
@@ -12,9 +15,10 @@ export interface Drain<T> {
   track(req: IncomingMessage, res: ServerResponse, value: T): void;
   /**
    * Stops accepting and closes idle connections; responses under way are answered (their connections closed
-   * after them) within `graceMs`, then whatever is left is cut. Resolves once the listener has closed.
+   * after them) within `graceMs`, then whatever is left is cut. Shortly before that, `lastCall` is called, for what
+   * still waits to give up and be answered. Resolves once the listener has closed.
    */
-  drain(graceMs: number): Promise<void>;
+  drain(graceMs: number, lastCall?: () => void): Promise<void>;
 }
 
 /** The drain of `server`: each of its requests goes through `track`. */
@@ -55,7 +59,7 @@ export function createDrain<T>(server: Server): Drain<T> {
         closeAfter(res);
       }
     },
-    async drain(graceMs) {
+    async drain(graceMs, lastCall) {
       closing = true;
       for (const res of open.keys()) latest.set(res.req.socket, res);
       for (const res of latest.values()) if (!res.headersSent) closeAfter(res);
@@ -70,7 +74,12 @@ export function createDrain<T>(server: Server): Drain<T> {
               new Promise<void>((resolve) => (drained = resolve)),
               new Promise<void>((resolve) => setTimeout(resolve, ms).unref()),
             ]);
-      await closedWithin(graceMs);
+      const last = lastCall ? Math.min(LAST_CALL_MS, graceMs / 4) : 0;
+      await closedWithin(graceMs - last);
+      if (lastCall && open.size > 0) {
+        lastCall();
+        await closedWithin(last);
+      }
       // Whatever is still open after the grace period (or idle after its answer) is cut.
       server.closeAllConnections();
       // A cut response closes with its socket, a turn after the listener: until then its operation does not know its

@@ -44,6 +44,8 @@ export interface ServedApp {
   ready(): Promise<boolean>;
   /** Releases what the app holds; called once the server has closed. */
   close(): Promise<void>;
+  /** Called as the shutdown's grace is about to end: what still waits for the PIM fails now, and is answered. */
+  stopWaiting?(): void;
   /** POST /cache/invalidate (CACHE_ADMIN_TOKEN), served here when `port` is `main`. */
   invalidation?: { handle(req: IncomingMessage, res: ServerResponse): void; port: 'main' | 'metrics' } | undefined;
 }
@@ -209,7 +211,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   // A second signal (SIGINT after SIGTERM) joins the shutdown under way: the app closes once, after both drains.
   let shutdown: Promise<void> | undefined;
   server.shutdown = (alongside) =>
-    (shutdown ??= Promise.all([responses.drain(shutdownGraceMs), alongside]).then(() => app.close()));
+    (shutdown ??= Promise.all([responses.drain(shutdownGraceMs, app.stopWaiting), alongside]).then(() => app.close()));
   return server;
 }
 

@@ -11,6 +11,8 @@ export interface MetricsOptions {
   upstreamStatus?: () => UpstreamStatus | undefined;
   /** Where the weight of the last-known-good copies is read at scrape time. */
   staleBytes?: () => number;
+  /** Where the upstream calls waiting for a connection are counted at scrape time. */
+  queuedCalls?: () => number;
   /** Where the cache of serialized results' figures are read at scrape time; undefined while it is off. */
   responseCache?: () => ResponseCacheFigures | undefined;
 }
@@ -26,7 +28,7 @@ export interface ResponseCacheFigures {
  * Creates the metrics of one app on its own registry, never prom-client's global one, so
  * several apps in one process (tests, blue/green) don't clash over metric names.
  */
-export function createMetrics({ upstreamStatus, staleBytes, responseCache }: MetricsOptions = {}) {
+export function createMetrics({ upstreamStatus, staleBytes, queuedCalls, responseCache }: MetricsOptions = {}) {
   const registry = new Registry();
   // Node.js process metrics: CPU, memory, event loop.
   collectDefaultMetrics({ register: registry });
@@ -119,6 +121,11 @@ export function createMetrics({ upstreamStatus, staleBytes, responseCache }: Met
       'pim_stale_store_bytes',
       'Weight of the in-process last-known-good copies, as PIM_STALE_MAX_BYTES bounds it.',
       () => staleBytes?.(),
+    ),
+    queuedCalls: gauge(
+      'pim_upstream_calls_queued',
+      'Upstream calls waiting for a connection to the PIM (PIM_MAX_CONCURRENCY, fair across credentials).',
+      () => queuedCalls?.(),
     ),
     upstreamFaults: counter(
       'pim_upstream_faults_total',

@@ -34,7 +34,7 @@ export interface ObservabilityOptions {
   /** The PIM's base URL, named in the upstream calls' spans (server.address, server.port). */
   pimBaseUrl?: string | undefined;
   /** The client, read when /metrics is scraped: its breaker state and last-known-good weight. */
-  upstream?: () => Pick<PimClient, 'status' | 'staleBytes'>;
+  upstream?: () => Pick<PimClient, 'status' | 'staleBytes' | 'queued'>;
   /** The cache of serialized results' figures, read when /metrics is scraped; undefined while it is off. */
   responseCache?: () => ResponseCacheFigures | undefined;
 }
@@ -94,6 +94,7 @@ export function createObservability({
   const metrics = createMetrics({
     upstreamStatus: () => upstream?.().status,
     staleBytes: upstream && (() => upstream().staleBytes()),
+    queuedCalls: upstream && (() => upstream().queued()),
     responseCache,
   });
   const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });

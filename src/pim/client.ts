@@ -73,6 +73,13 @@ export interface PimClient {
   invalidatedSince(path: string): number;
   /** Bytes of the in-process last-known-good copies, for metrics. */
   staleBytes(): number;
+  /** Calls waiting for a connection to the PIM now, for metrics. */
+  queued(): number;
+  /**
+   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), and those that would wait from now on: called as the
+   * shutdown's grace is about to end, so their requests are answered rather than cut.
+   */
+  closeQueue(): void;
 }
 
 // The probes' queue partitions (no credential key is spelt so), let out before any caller's when a slot frees.
@@ -136,6 +143,7 @@ export function createPimClient({
     const options = { headers: probeHeaders, deadline, timeoutMs, bytes, queueKey, partition: queueKey };
     return send(probeCall, options).finally(() => bytes.release());
   };
+  const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential, first: PROBE_PARTITIONS });
   const breaker = createBreaker({
     ...resilienceOptions,
     trialWaitMs: requestTimeoutMs,
@@ -153,7 +161,7 @@ export function createPimClient({
     send: (dispatcher) => createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored: cache?.drop }),
     httpCache: cache?.interceptor,
     admission: createAdmission({
-      queue: createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential, first: PROBE_PARTITIONS }),
+      queue,
       keyOf: credentialKey,
       requestTimeoutMs,
       stop: breaker.stop,
@@ -182,6 +190,8 @@ export function createPimClient({
     probe: () => context.with(suppressTracing(context.active()), () => sendProbe(get, READINESS_PROBE, false)),
     openByteAccount: (credential) => bytesHeld.open(credential),
     staleBytes: () => stale?.heldBytes() ?? 0,
+    queued: queue.waiting,
+    closeQueue: queue.close,
     invalidate: async (tag) => {
       if (!stale) return cache?.forgetAnswers();
       await stale.invalidate(tag);

@@ -18,6 +18,13 @@ const queuedOut = () => {
   return error;
 };
 
+// The failures of calls still waiting when the server's shutdown grace is about to end: their budget ends with it.
+const shutDown = () => {
+  const error = pimError('BUDGET_EXCEEDED', new Error('the server is shutting down'));
+  neverSent.add(error);
+  return error;
+};
+
 /** True for a call that waited its whole budget in the queue: every slot was held meanwhile, the upstream never asked. */
 export const isQueuedOut = (error: unknown): boolean => error instanceof Error && neverSent.has(error);
 
@@ -64,6 +71,9 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
   let active = 0;
   // Insertion order is the turn order: a partition served goes to the back.
   const partitions = new Map<string, Partition>();
+  // How each waiting call leaves the queue unserved; once closed, a call that would wait is refused at once.
+  const leaving = new Set<(reason: unknown) => void>();
+  let closed = false;
 
   const partitionOf = (name: string) => {
     let p = partitions.get(name);
@@ -131,10 +141,12 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
     const p = partitionOf(key.partition);
     const own = shareOf(p, key.share);
     if (active < maxConcurrency && p.active < maxPerKey && p.waiting === 0) return Promise.resolve(take(p, own));
+    if (closed) return Promise.reject(shutDown());
     return new Promise<Release>((resolve, reject) => {
       let waiting = true;
       const done = (kept?: Share) => {
         waiting = false;
+        leaving.delete(leave);
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         unqueue(p, waiter, kept);
@@ -153,6 +165,7 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      leaving.add(leave);
       own.waiters.push(waiter);
       p.waiting++;
       joined?.listen((name) => {
@@ -164,7 +177,19 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
     });
   }
 
-  return { acquire };
+  return {
+    acquire,
+    /** Calls waiting for a slot now. */
+    waiting: () => leaving.size,
+    /**
+     * Fails every call waiting (BUDGET_EXCEEDED, never sent), and from now on every call that would wait: the
+     * shutdown's grace is ending, and a request answered with that error is better than one cut unanswered.
+     */
+    close() {
+      closed = true;
+      for (const leave of [...leaving]) leave(shutDown());
+    },
+  };
 }
 
 export type FairQueue = ReturnType<typeof createFairQueue>;

@@ -1,0 +1,38 @@
+import { expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { faults } from '../helpers/upstream.ts';
+
+const { start } = closedAfterEach();
+const GRACE_MS = 1_500;
+const query = (id: string) => JSON.stringify({ query: `{ classificationGroups(classificationId: "${id}") }` });
+
+// docs/operations.md, Shutdown: a request still waiting for a connection to the PIM when the grace is about to end
+// gets an answer with BUDGET_EXCEEDED, not the reset that ends whatever still runs. Its budget (GRAPHQL_BUDGET_MS,
+// 20 s by default) outlasts the grace (SHUTDOWN_GRACE_MS, 10 s), so its client could not tell the cut from a crash.
+it('answers a request still queued for the PIM before the grace ends, with BUDGET_EXCEEDED', async () => {
+  const { upstream, facade } = await start(faults.slowHeaders(20_000), {
+    PIM_MAX_CONCURRENCY: '1',
+    PIM_RETRIES: '0',
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+  });
+  const post = (id: string) =>
+    fetch(`${facade.url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query(id) });
+  // A holds the only connection to the PIM for longer than the grace; B waits in the queue behind it.
+  const a = post('A').then(
+    (response) => response.status,
+    () => 'cut',
+  );
+  await expect.poll(() => upstream.requests.length).toBe(1);
+  const b = post('B');
+  // B reached the façade and queued (its call never goes out while A holds the slot).
+  await expect.poll(async () => (await facade.app.metrics()).body).toMatch(/^pim_upstream_calls_queued 1$/m);
+  const closed = facade.close();
+  const answered = await b;
+  expect(answered.status).toBe(200);
+  const body = await answered.json();
+  expect(body.errors[0].extensions.code).toBe('BUDGET_EXCEEDED');
+  expect(upstream.requests).toHaveLength(1);
+  await closed;
+  // A's call was at the PIM when the grace ended: it is cut, as before.
+  expect(await a).toBe('cut');
+});
