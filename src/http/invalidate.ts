@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ALL } from '../pim/cache/invalidations.ts';
-import { catalogTag, classificationTag } from '../pim/cache/tags.ts';
+import { alsoEnded, catalogTag, classificationTag } from '../pim/cache/tags.ts';
 
 export interface InvalidationOptions {
   /** CACHE_ADMIN_TOKEN: the bearer token a caller must send. */
@@ -64,7 +64,9 @@ export function createInvalidationHandler({ token, invalidate }: InvalidationOpt
                 : ALL;
           try {
             await invalidate(tag);
-            reply(res, 200, { invalidated: tag });
+            // The CDN's purge names every tag it ended: a classification's ends `classification:` too (tags.ts).
+            const also = alsoEnded(tag);
+            reply(res, 200, { invalidated: tag, ...(also !== undefined && { alsoInvalidated: [also] }) });
           } catch {
             // This instance no longer serves them as fresh; the others would not know.
             reply(res, 503, { error: 'Invalidated here, but the shared cache could not be told; retry' });

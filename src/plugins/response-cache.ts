@@ -33,7 +33,8 @@ export interface ResponseCache {
   plugin: Plugin;
   /**
    * Drops every entry that read `tag` (`catalog:<id>` or `classification:<id>`, the id percent-encoded,
-   * as PimApi.tags() spells them), or every entry for `all`; returns how many were dropped.
+   * as PimApi.tags() spells them; a classification's also drops those tagged `classification:`, tags.ts), or every
+   * entry for `all`; returns how many were dropped. The app drops all on any invalidation; this is the finer hook.
    */
   invalidate(tag: string): number;
   /** Entries held, what they take (counted as `maxBytes` is), and requests answered from them so far. */
