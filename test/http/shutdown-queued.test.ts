@@ -3,7 +3,8 @@ import { closedAfterEach } from '../helpers/facade.ts';
 import { faults } from '../helpers/upstream.ts';
 
 const { start } = closedAfterEach();
-const GRACE_MS = 1_500;
+// The last second of it is when queued calls are let go: a loaded machine has time to answer them.
+const GRACE_MS = 4_000;
 const query = (id: string) => JSON.stringify({ query: `{ classificationGroups(classificationId: "${id}") }` });
 
 // docs/operations.md, Shutdown: a request still waiting for a connection to the PIM when the grace is about to end

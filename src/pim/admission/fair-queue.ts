@@ -141,7 +141,7 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
     const p = partitionOf(key.partition);
     const own = shareOf(p, key.share);
     if (active < maxConcurrency && p.active < maxPerKey && p.waiting === 0) return Promise.resolve(take(p, own));
-    if (closed) return Promise.reject(shutDown());
+    if (closed) return (forget(p, own), Promise.reject(shutDown()));
     return new Promise<Release>((resolve, reject) => {
       let waiting = true;
       const done = (kept?: Share) => {
