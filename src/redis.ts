@@ -39,9 +39,52 @@ function redisOptions(url: string, replyTimeoutMs: number): RedisOptions {
  * `error` events.
  */
 export function createRedis(url: string, onError: (error: Error) => void, replyTimeoutMs: number): Redis {
-  const redis = new Redis(redisOptions(url, replyTimeoutMs));
+  const options = redisOptions(url, replyTimeoutMs);
+  let checkedAt = -Infinity;
+  const redis: Redis = new Redis({
+    ...options,
+    // A failover behind one address (a managed Redis's primary endpoint, Sentinel behind a DNS name, a Service) demotes
+    // the old primary, which keeps its connections open and answers every write READONLY for as long as they last:
+    // every purge failed with 503, and nothing was stored in Redis again, until a restart. A new connection to the
+    // address is asked whether it reaches another node, a primary; only then is this one made anew (commands go on
+    // while it looks, and fail fast, as misses and skipped writes, for the reconnection's first delay of 250 ms).
+    // A REDIS_URL naming a replica, or a failover the address does not follow yet, costs one look per SILENT_MS.
+    reconnectOnError: (error) => {
+      if (/\bREADONLY\b/.test(error.message) && Date.now() - checkedAt >= SILENT_MS) {
+        checkedAt = Date.now();
+        void primaryElsewhere(redis, options, replyTimeoutMs).then(
+          (moved) => moved && redis.status === 'ready' && redis.disconnect(true),
+        );
+      }
+      return false;
+    },
+  });
   redis.on('error', onError);
   return redis;
+}
+
+/**
+ * Whether a new connection with `options` reaches a primary that is another node than `connection`'s (by run id):
+ * a node demoted and promoted again in place, or one address for one node, is no reason to leave it.
+ */
+async function primaryElsewhere(connection: Redis, options: RedisOptions, replyTimeoutMs: number): Promise<boolean> {
+  const look = new Redis({ ...options, enableOfflineQueue: true, retryStrategy: () => null });
+  look.on('error', () => undefined);
+  try {
+    const there = await nodeOf(look, options.connectTimeout! + replyTimeoutMs);
+    const here = there?.primary ? await nodeOf(connection, replyTimeoutMs) : undefined;
+    return here !== undefined && there!.id !== here.id;
+  } finally {
+    look.disconnect();
+  }
+}
+
+/** The node a connection reaches (its run id) and whether it is a primary; undefined if it does not say within `ms`. */
+async function nodeOf(connection: Redis, ms: number): Promise<{ id: string; primary: boolean } | undefined> {
+  const asked = Promise.all([connection.call('ROLE'), connection.info('server')]);
+  const replies = await Promise.race([asked, sleep(ms, undefined, { ref: false })]).catch(() => undefined);
+  const id = replies && /^run_id:(\w+)/m.exec(replies[1])?.[1];
+  return id ? { id, primary: Array.isArray(replies[0]) && replies[0][0] === 'master' } : undefined;
 }
 
 // How long a closing connection waits for Redis to answer QUIT (and the replies before it).
