@@ -46,13 +46,13 @@ export function createRedis(url: string, onError: (error: Error) => void, replyT
     // A failover behind one address (a managed Redis's primary endpoint, Sentinel behind a DNS name, a Service) demotes
     // the old primary, which keeps its connections open and answers every write READONLY for as long as they last:
     // every purge failed with 503, and nothing was stored in Redis again, until a restart. A new connection to the
-    // address is asked whether it reaches another node, a primary; only then is this one made anew (commands go on
-    // while it looks, and fail fast, as misses and skipped writes, for the reconnection's first delay of 250 ms).
+    // address is asked whether it reaches a primary while this one's node is a replica; only then is this one made
+    // anew (commands go on while it looks; during the reconnection they fail fast, as misses and skipped writes).
     // A REDIS_URL naming a replica, or a failover the address does not follow yet, costs one look per SILENT_MS.
     reconnectOnError: (error) => {
       if (/\bREADONLY\b/.test(error.message) && Date.now() - checkedAt >= SILENT_MS) {
         checkedAt = Date.now();
-        void primaryElsewhere(redis, options, replyTimeoutMs).then(
+        void primaryElsewhere(redis, options, replyTimeoutMs, onError).then(
           (moved) => moved && redis.status === 'ready' && redis.disconnect(true),
         );
       }
@@ -64,27 +64,35 @@ export function createRedis(url: string, onError: (error: Error) => void, replyT
 }
 
 /**
- * Whether a new connection with `options` reaches a primary that is another node than `connection`'s (by run id):
- * a node demoted and promoted again in place, or one address for one node, is no reason to leave it.
+ * Whether a new connection with `options` reaches a primary while `connection`'s node is no longer one: a node
+ * demoted and promoted again in place, or an address that still leads to the demoted node, is no reason to leave it.
+ * A reply refusing the question (an ACL without `HELLO`) goes to `onError`: the connection then stays.
  */
-async function primaryElsewhere(connection: Redis, options: RedisOptions, replyTimeoutMs: number): Promise<boolean> {
+async function primaryElsewhere(
+  connection: Redis,
+  options: RedisOptions,
+  replyTimeoutMs: number,
+  onError: (error: Error) => void,
+): Promise<boolean> {
   const look = new Redis({ ...options, enableOfflineQueue: true, retryStrategy: () => null });
   look.on('error', () => undefined);
   try {
-    const there = await nodeOf(look, options.connectTimeout! + replyTimeoutMs);
-    const here = there?.primary ? await nodeOf(connection, replyTimeoutMs) : undefined;
-    return here !== undefined && there!.id !== here.id;
+    const there = await roleOf(look, options.connectTimeout! + replyTimeoutMs, onError);
+    return there === 'master' && (await roleOf(connection, replyTimeoutMs, onError)) === 'replica';
   } finally {
     look.disconnect();
   }
 }
 
-/** The node a connection reaches (its run id) and whether it is a primary; undefined if it does not say within `ms`. */
-async function nodeOf(connection: Redis, ms: number): Promise<{ id: string; primary: boolean } | undefined> {
-  const asked = Promise.all([connection.call('ROLE'), connection.info('server')]);
-  const replies = await Promise.race([asked, sleep(ms, undefined, { ref: false })]).catch(() => undefined);
-  const id = replies && /^run_id:(\w+)/m.exec(replies[1])?.[1];
-  return id ? { id, primary: Array.isArray(replies[0]) && replies[0][0] === 'master' } : undefined;
+/** The role (`master`, `replica`) of the node a connection reaches, from `HELLO 2`; undefined if not said within `ms`. */
+async function roleOf(connection: Redis, ms: number, onError: (error: Error) => void): Promise<string | undefined> {
+  const asked = connection.call('HELLO', '2').catch((error: Error) => {
+    if (error instanceof (ReplyError as typeof Error)) onError(error);
+  });
+  const reply = await Promise.race([asked, sleep(ms, undefined, { ref: false })]);
+  if (!Array.isArray(reply)) return undefined;
+  const at = reply.indexOf('role');
+  return at >= 0 ? String(reply[at + 1]) : undefined;
 }
 
 // How long a closing connection waits for Redis to answer QUIT (and the replies before it).
