@@ -76,8 +76,9 @@ export interface PimClient {
   /** Calls waiting for a connection to the PIM now, for metrics. */
   queued(): number;
   /**
-   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), and those that would wait from now on: called as the
-   * shutdown's grace is about to end, so their requests are answered rather than cut.
+   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), and those that would wait from now on, and those
+   * waiting to retry (with the failure they waited on): called as the shutdown's grace is about to end, so their
+   * requests are answered rather than cut.
    */
   closeQueue(): void;
 }
@@ -144,18 +145,21 @@ export function createPimClient({
     return send(probeCall, options).finally(() => bytes.release());
   };
   const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential, first: PROBE_PARTITIONS });
+  // Aborted as the queue closes (closeQueue): every call waiting to ask the PIM again is let go with it.
+  const stopping = new AbortController();
   const breaker = createBreaker({
     ...resilienceOptions,
     trialWaitMs: requestTimeoutMs,
+    shutdown: stopping.signal,
     // Untraced as readiness's (below): the same made-up group, no caller's work, though a caller's fault set it off.
     probe: (send) => context.with(suppressTracing(context.active()), () => sendProbe(send, BREAKER_PROBE, true)),
   });
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit'), invalidatedSince }),
     stale: stale?.layer,
-    coalescing: coalesce ? createCoalescing({ invalidatedSince }) : undefined,
+    coalescing: coalesce ? createCoalescing({ invalidatedSince, shutdown: stopping.signal }) : undefined,
     breaker: breaker.layer,
-    retry: createRetry(resilienceOptions),
+    retry: createRetry({ ...resilienceOptions, shutdown: stopping.signal }),
     upstreamFaults,
     telemetry,
     send: (dispatcher) => createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStored: cache?.drop }),
@@ -191,7 +195,10 @@ export function createPimClient({
     openByteAccount: (credential) => bytesHeld.open(credential),
     staleBytes: () => stale?.heldBytes() ?? 0,
     queued: queue.waiting,
-    closeQueue: queue.close,
+    closeQueue: () => {
+      queue.close();
+      stopping.abort();
+    },
     invalidate: async (tag) => {
       if (!stale) return cache?.forgetAnswers();
       await stale.invalidate(tag);

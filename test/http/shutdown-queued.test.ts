@@ -37,3 +37,28 @@ it('answers a request still queued for the PIM before the grace ends, with BUDGE
   // A's call was at the PIM when the grace ended: it is cut, as before.
   expect(await a).toBe('cut');
 });
+
+// The same for a request waiting out the PIM's Retry-After between two attempts: the failure it waits to retry is
+// its answer (or a kept copy's, where stale serving has one), not the reset.
+it('answers a request waiting to retry before the grace ends, with the failure it waited on', async () => {
+  const { upstream, facade } = await start(faults.status(503, '', { 'retry-after': '10' }), {
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+  });
+  const answer = fetch(`${facade.url}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: query('A'),
+  }).then(
+    async (response) => ({ status: response.status, body: await response.json() }),
+    () => 'cut',
+  );
+  await expect.poll(() => upstream.requests.length).toBe(1);
+  const closed = facade.close();
+  expect(await answer).toMatchObject({
+    status: 200,
+    body: { errors: [{ extensions: { code: 'UPSTREAM_ERROR' } }] },
+  });
+  // The retry it waited for is not sent.
+  expect(upstream.requests).toHaveLength(1);
+  await closed;
+});

@@ -283,3 +283,27 @@ it("a throttled trial's re-ask arriving while half-open waits for the trial no l
   // Re-asked at ~3 s into a half-open breaker: it leaves by ~4 s (PIM_TIMEOUT_MS), not when S's trial ends.
   expect(took).toBeLessThan(3_000 + TIMEOUT_MS + 700);
 }, 30_000);
+
+// docs/operations.md, Shutdown: a call waiting to retry fails as the grace is about to end, with the failure it waited
+// on. The throttled trial's caller waits out the Retry-After in the breaker, not the retry step: it is let go too.
+it('a throttled trial waiting out its Retry-After is answered before the shutdown grace ends', async () => {
+  const { facade, upstream } = await halfOpen(
+    (req, res) => {
+      if (!req.url!.includes('/T/')) return false;
+      res.writeHead(429, { 'retry-after': '8' }).end();
+      return true;
+    },
+    { SHUTDOWN_GRACE_MS: '4000' },
+  );
+  const answer = facade.post(q('T'), undefined, HELD).then(
+    ({ status, body }) => ({ status, body }),
+    () => 'cut',
+  );
+  await expect.poll(() => sentFor(upstream, 'T').length).toBe(1);
+  await facade.close();
+  expect(await answer).toMatchObject({
+    status: 200,
+    body: { errors: [{ extensions: { code: 'UPSTREAM_RATE_LIMITED' } }] },
+  });
+  expect(sentFor(upstream, 'T')).toHaveLength(1);
+}, 30_000);

@@ -1,13 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokenCircuitError, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
 import { budgetSpent, isUpstreamAnswer, PimError, pimError, type PimErrorCode } from '../rest/errors.ts';
-import type { RetryOptions } from './retry.ts';
+import { waitToRetry, type RetryOptions } from './retry.ts';
 import { isFaultyAnswer, isProbeAnswer } from './upstream-faults.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
 import type { Answer, CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
 
 /** The retry settings (retry.ts) travel with the breaker's: one configuration group. */
-export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry'> {
+export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry' | 'shutdown'> {
   /** Consecutive upstream failures after which the breaker sends its probe; it opens if that fails too. */
   breakerThreshold: number;
   /** Time the breaker stays open before it lets one trial call through (half-open). */
@@ -144,8 +143,10 @@ export function createBreaker({
   trialWaitMs,
   logger,
   probe,
+  shutdown,
 }: Pick<ResilienceOptions, 'breakerThreshold' | 'halfOpenAfterMs'> &
-  Pick<ResilienceHooks, 'logger'> & {
+  Pick<ResilienceHooks, 'logger'> &
+  Pick<RetryOptions, 'shutdown'> & {
     /** The longest a call arriving while the half-open trial is out waits for its outcome (PIM_TIMEOUT_MS). */
     trialWaitMs: number;
     /** Sends the upstream's probe call with `send` (everything below the breaker, through its decision). */
@@ -291,8 +292,8 @@ export function createBreaker({
         trial && answer.status === 429 && !call.standIn && call.attemptsMade === undefined
           ? answer.unwaitedMs
           : undefined;
-      if (wait === undefined || wait >= call.deadline - Date.now()) throw answer;
-      await sleep(wait, undefined, { signal: call.signal }).catch(() => Promise.reject(call.signal?.reason));
+      if (wait === undefined || wait >= call.deadline - Date.now() || shutdown?.aborted) throw answer;
+      await waitToRetry(wait, answer, call.signal, shutdown);
       // The retry step's next attempt, whichever the 429 came at; through decide(), so a breaker that went half-open
       // meanwhile is waited for at most `trialWaitMs`, as for any call arriving then.
       return decide(next)(request, { ...call, attemptsMade: answer.attemptsMade ?? 1 });

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { budgetSpent, PimError } from '../rest/errors.ts';
 import type { Answer, CallOptions, JoinedShares, Layer } from '../rest/types.ts';
+import { waitToRetry, type RetryOptions } from './retry.ts';
 
 interface Flight {
   result: Promise<Answer>;
@@ -40,7 +40,8 @@ function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join'> {
  */
 export function createCoalescing({
   invalidatedSince = () => 0,
-}: {
+  shutdown,
+}: Pick<RetryOptions, 'shutdown'> & {
   /** Epoch ms of the latest invalidation of a request path (POST /cache/invalidate). */
   invalidatedSince?: (path: string) => number;
 } = {}): Layer {
@@ -112,10 +113,7 @@ export function createCoalescing({
               (wait !== undefined && wait < left);
             if (!notMine || left <= 0) throw error;
             if (!wait) return coalesced(request, call, true);
-            return sleep(wait, undefined, { signal }).then(
-              () => coalesced(request, call, true),
-              () => Promise.reject(signal!.reason),
-            );
+            return waitToRetry(wait, error, signal, shutdown).then(() => coalesced(request, call, true));
           })
         : flight.result;
       // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.

@@ -10,6 +10,8 @@ export interface RetryOptions {
   retryBaseMs: number;
   /** Told of each retry of `request` that was an attempt at the PIM (not one that never left the queue). */
   onRetry?: ((request: PimRequest) => void) | undefined;
+  /** Aborted as the shutdown's grace is about to end: a call waiting to retry fails then with the failure it waited on. */
+  shutdown?: AbortSignal | undefined;
 }
 
 /** Ceiling of any one backoff (Retry-After aside, which only the budget bounds). */
@@ -25,8 +27,21 @@ function isRetryable(error: unknown): error is PimError {
   return error.code === 'UPSTREAM_UNAVAILABLE' && resetCodes.has((error.cause as { code?: string })?.code ?? '');
 }
 
+/**
+ * Waits `ms` before a call is sent again. Rejects with the caller's reason when it leaves, and with `failure`, the
+ * failure the call waits to retry, at `shutdown`; `failure` then asks no one to wait for it (`unwaitedMs`).
+ */
+export async function waitToRetry(ms: number, failure: PimError, signal?: AbortSignal, shutdown?: AbortSignal) {
+  const either = signal && shutdown ? AbortSignal.any([signal, shutdown]) : (signal ?? shutdown);
+  await sleep(ms, undefined, { signal: either }).catch(() => {
+    if (signal?.aborted) throw signal.reason;
+    failure.unwaitedMs = undefined;
+    throw failure;
+  });
+}
+
 /** The step that repeats a failed GET a bounded number of times, with jittered backoff, within the budget. */
-export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): Layer {
+export function createRetry({ retries, retryBaseMs, onRetry, shutdown }: RetryOptions): Layer {
   return (next) => async (request, call) => {
     const { signal } = call;
     for (let attempt = call.attemptsMade ?? 0; ; attempt++) {
@@ -41,7 +56,8 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
           if (tried.counted !== false) onRetry?.(request);
         }
       } catch (error) {
-        if (attempt >= retries || signal?.aborted || !isRetryable(error)) throw error;
+        // Stopped, no `unwaitedMs` is set: the failure is every joiner's answer too, none waits to ask again.
+        if (attempt >= retries || signal?.aborted || shutdown?.aborted || !isRetryable(error)) throw error;
         // Full jitter spreads the retries of many callers that failed at the same moment.
         const backoff = Math.random() * Math.min(RETRY_MAX_DELAY_MS, retryBaseMs * 2 ** attempt);
         const wait = Math.max(backoff, error.retryAfterMs ?? 0);
@@ -57,9 +73,7 @@ export function createRetry({ retries, retryBaseMs, onRetry }: RetryOptions): La
           error.attemptsMade = attempt + 1;
           throw error;
         }
-        await sleep(wait, undefined, { signal }).catch(() => {
-          throw signal?.reason ?? error;
-        });
+        await waitToRetry(wait, error, signal, shutdown);
       }
     }
   };
