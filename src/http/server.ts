@@ -123,6 +123,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     (req, res) => {
       // Each response with its sending's progress, until it closes; a shutdown lets it finish.
       responses.track(req, res, { waiting: 0, since: Date.now() });
+      // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first).
+      if (hostHeaders(req.rawHeaders) > 1) return void refuse(req, res, 400, oneHostMessage, true);
+      if (req.url !== undefined && req.url.charCodeAt(0) !== 47) toOriginForm(req);
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
       if (!isKnownHost(req.headers.host ?? 'localhost')) {
         return void refuse(req, res, 400, messages[400]!, true);
@@ -246,6 +249,24 @@ const messages: Record<number, string> = {
 };
 
 const fragmentMessage = 'A request target has no fragment: send it without `#`';
+const oneHostMessage = 'A request has one Host header';
+
+function hostHeaders(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+// RFC 9112 §3.2.2: a target in absolute form (as a client sends it to a proxy) is served, its authority standing in
+// for Host. Every check below then reads it as the origin form it names: `http://h/x/../metrics` is refused as
+// `/x/../metrics` with `Host: h` would be. Any other form (`*`) is left as it came, and is not served.
+const absoluteForm = /^https?:\/\/([^/?#]*)(.*)$/is;
+function toOriginForm(req: IncomingMessage): void {
+  const parts = absoluteForm.exec(req.url!);
+  if (!parts) return;
+  req.headers.host = parts[1]!;
+  req.url = parts[2]!.startsWith('/') ? parts[2]! : `/${parts[2]}`;
+}
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
 // Yoga reads a body by its media type's exact spelling (`application/json`, then `;`), where type and subtype are

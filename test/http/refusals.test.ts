@@ -41,6 +41,60 @@ describe('a Host header that is not a host', () => {
   );
 });
 
+// RFC 9112 §3.2: a request with more than one Host header is answered 400. Two hosts leave which one is meant to
+// whoever reads them: a proxy or cache in front may key on the other.
+describe('two Host headers', () => {
+  it.each([
+    ['differing', 'a.example', 'b.example'],
+    ['the same', 'localhost', 'localhost'],
+    ['spelt differently', 'localhost', 'localhost'],
+  ])('two Host headers (%s) get 400, and nothing upstream', async (kind, first, second) => {
+    const name = kind === 'spelt differently' ? 'HOST' : 'Host';
+    const body = '{"query":"{ classificationGroups(classificationId: \\"E\\") }"}';
+    const answer = await raw(
+      fixture.facade.port,
+      `POST /graphql HTTP/1.1\r\nHost: ${first}\r\n${name}: ${second}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      true,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"code":"BAD_REQUEST"');
+    expect(answer).toContain('A request has one Host header');
+    expect(fixture.upstream.requests).toHaveLength(0);
+  });
+});
+
+// RFC 9112 §3.2.2: a server accepts a request target in absolute form (as sent to a proxy), and reads the host from it
+// rather than from Host.
+describe('a request target in absolute form', () => {
+  it('POST http://host/graphql is served as POST /graphql', async () => {
+    const body = '{"query":"{ __typename }"}';
+    const answer = await raw(
+      fixture.facade.port,
+      `POST http://localhost:${fixture.facade.port}/graphql HTTP/1.1\r\nHost: localhost:${fixture.facade.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      true,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toContain('{"data":{"__typename":"Query"}}');
+  });
+
+  it.each(['HTTP://localhost/health', 'http://localhost?x=1', 'http://localhost:80/health?x=1'])(
+    'GET %s is served as its origin form',
+    async (target) => {
+      const answer = await raw(fixture.facade.port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`, true);
+      expect(answer).toMatch(target.includes('health') ? /^HTTP\/1\.1 200 / : /^HTTP\/1\.1 404 /);
+    },
+  );
+
+  it.each(['http://a b/health', 'http://user@localhost/health', 'http://localhost/x/../health'])(
+    'GET %s is refused as its origin form with that Host would be',
+    async (target) => {
+      const answer = await raw(fixture.facade.port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`, true);
+      expect(answer).toMatch(/^HTTP\/1\.1 (400|404) /);
+      expect(answer).not.toMatch(/"status":"ok"/);
+    },
+  );
+});
+
 describe('a GET request with a body past the limit', () => {
   it.each(['/graphql?query=%7B__typename%7D', '/health'])('GET %s gets 413 and a closed connection', async (path) => {
     const answer = await raw(
