@@ -292,7 +292,7 @@ export function createBreaker({
         trial && answer.status === 429 && !call.standIn && call.attemptsMade === undefined
           ? answer.unwaitedMs
           : undefined;
-      if (wait === undefined || wait >= call.deadline - Date.now() || shutdown?.aborted) throw answer;
+      if (wait === undefined || wait >= call.deadline - Date.now()) throw answer;
       await waitToRetry(wait, answer, call.signal, shutdown);
       // The retry step's next attempt, whichever the 429 came at; through decide(), so a breaker that went half-open
       // meanwhile is waited for at most `trialWaitMs`, as for any call arriving then.
