@@ -125,7 +125,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       responses.track(req, res, { waiting: 0, since: Date.now() });
       // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first).
       if (hostHeaders(req.rawHeaders) > 1) return void refuse(req, res, 400, oneHostMessage, true);
-      if (req.url !== undefined && req.url.charCodeAt(0) !== 47) toOriginForm(req);
+      // Not a path: the absolute form is served as the path it names (below). Any other (`*`, `*@host/x`) would put
+      // its text in Yoga's URL before the path, past every check below (`*/metrics`; `*:x/` threw with a stack).
+      const absolute = req.url!.charCodeAt(0) !== 47;
+      if (absolute && !toOriginForm(req)) return void refuse(req, res, 400, targetMessage, true);
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
       if (!isKnownHost(req.headers.host ?? 'localhost')) {
         return void refuse(req, res, 400, messages[400]!, true);
@@ -140,6 +143,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Yoga's URL parser resolves `.`, `..` (also as %2e, and after `\`) and empty segments: `/x/../metrics`
       // would reach the metrics past a proxy's rule on `/metrics`. Only a path in its normal form is served.
       if (unnormalPath.test(path)) return void refuse(req, res, 404, messages[404]!, true);
+      // Nor do the metrics and the purge answer an absolute form, which a proxy's rule on their raw path would not see.
+      if (absolute && (path === metricsPath || path === INVALIDATION_PATH)) {
+        return void refuse(req, res, 404, messages[404]!, true);
+      }
       // The probes read; any other method on them is refused as on the GraphQL endpoint.
       if ((path === '/health' || path === '/readiness') && req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('allow', 'GET, HEAD');
@@ -257,15 +264,18 @@ function hostHeaders(raw: string[]): number {
   return count;
 }
 
+const targetMessage = 'A request target is a path (`/graphql`) or an absolute http URL';
+
 // RFC 9112 §3.2.2: a target in absolute form (as a client sends it to a proxy) is served, its authority standing in
-// for Host. Every check below then reads it as the origin form it names: `http://h/x/../metrics` is refused as
-// `/x/../metrics` with `Host: h` would be. Any other form (`*`) is left as it came, and is not served.
+// for Host. Every check then reads it as the origin form it names: `http://h/x/../metrics` is refused as
+// `/x/../metrics` with `Host: h` would be. False, and nothing changed, for a target in any other form.
 const absoluteForm = /^https?:\/\/([^/?#]*)(.*)$/is;
-function toOriginForm(req: IncomingMessage): void {
+function toOriginForm(req: IncomingMessage): boolean {
   const parts = absoluteForm.exec(req.url!);
-  if (!parts) return;
+  if (!parts) return false;
   req.headers.host = parts[1]!;
   req.url = parts[2]!.startsWith('/') ? parts[2]! : `/${parts[2]}`;
+  return true;
 }
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */

@@ -95,6 +95,37 @@ describe('a request target in absolute form', () => {
   );
 });
 
+// A target neither a path nor an absolute URL went to Yoga as it came, which put its text before the path of the URL
+// it built: `*/metrics` answered the metrics, `*@127.0.0.1:1/graphql` had another host, `*:x/graphql` a 500 with a stack.
+describe('a request target in no form served', () => {
+  it.each(['*', '*/metrics', '*@127.0.0.1:1/graphql?query=%7B__typename%7D', '*:x/graphql'])(
+    'GET %s gets 400 without a stack',
+    async (target) => {
+      const answer = await raw(fixture.facade.port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`, true);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('A request target is a path');
+      expect(answer).not.toMatch(/at |node_modules|TypeError|# HELP/);
+    },
+  );
+
+  // A proxy's rule on `/metrics` or `/cache/invalidate` reads the target as sent: an absolute form would pass it.
+  it('GET http://localhost/metrics gets 404, where GET /metrics gets the metrics', async () => {
+    const absolute = await raw(
+      fixture.facade.port,
+      'GET http://localhost/metrics HTTP/1.1\r\nHost: localhost\r\n\r\n',
+      true,
+    );
+    expect(absolute).toMatch(/^HTTP\/1\.1 404 /);
+    expect(absolute).not.toContain('# HELP');
+    const origin = await raw(
+      fixture.facade.port,
+      'GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+      true,
+    );
+    expect(origin).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
 describe('a GET request with a body past the limit', () => {
   it.each(['/graphql?query=%7B__typename%7D', '/health'])('GET %s gets 413 and a closed connection', async (path) => {
     const answer = await raw(
