@@ -12,7 +12,7 @@ import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
 import { createResponseCache } from './plugins/response-cache.ts';
 import { corsHeadersOf } from './plugins/security.ts';
-import { createYogaServer } from './yoga.ts';
+import { createYogaServer, yogaPaths } from './yoga.ts';
 
 /** What tests inject in place of the configured infrastructure: spans go to `spanExporter`, not OTLP. */
 export type AppExtras = { spanExporter?: SpanExporter };
@@ -67,6 +67,8 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
   return {
     yoga: createYogaServer(config, { ...plugins, requestContext }, logger),
+    /** What `yoga` serves: any other path gets 404 from the server. */
+    paths: yogaPaths(config),
     /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
     close: async () => {
       faults.close();

@@ -203,6 +203,9 @@ const refusalCodes: Record<number, string> = {
 /** The stable code of a refusal by its status. */
 export const refusalCode = (status: number): string => refusalCodes[status] ?? 'BAD_REQUEST';
 
+/** The message of a 404: the one path that serves GraphQL (Yoga's endpoint). */
+export const notServedMessage = (graphqlPath: string): string => `Nothing is served here; GraphQL is at ${graphqlPath}`;
+
 /** The JSON body of an HTTP refusal: one error saying what to send instead, with the status's stable code. */
 export const refusalBody = (status: number, message: string): string =>
   JSON.stringify({ errors: [{ message, extensions: { code: refusalCode(status) } }] });

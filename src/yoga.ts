@@ -15,7 +15,7 @@ import type { Config } from './config.ts';
 import type { PimContext } from './context.ts';
 import { maskError, useIncrementalErrorMask, type MaskError } from './errors.ts';
 import { documentCaches, useValidationCache } from './plugins/document-cache.ts';
-import { createGraphiQLAssets, graphiqlOptions } from './plugins/graphiql.ts';
+import { createGraphiQLAssets, GRAPHIQL_ASSETS_PATH, graphiqlOptions } from './plugins/graphiql.ts';
 import { useHttpCaching } from './plugins/http-caching.ts';
 import { useAbuseLimits, useExactIdVariables, useNoStreamsInBatch } from './plugins/limits.ts';
 import { MAX_BATCH_OPERATIONS, useRefusalMessages } from './plugins/refusal-messages.ts';
@@ -37,6 +37,12 @@ export interface YogaParts {
   responses: Plugin | undefined;
 }
 
+/** The paths the Yoga server answers: its endpoint, and GraphiQL's files where GraphiQL is served (introspection). */
+export const yogaPaths = (config: Pick<YogaConfig, 'security'>) => ({
+  graphql: '/graphql',
+  assets: config.security.introspection ? GRAPHIQL_ASSETS_PATH : undefined,
+});
+
 /** The Yoga server of the schema with every plugin in order; serve it with http/server.ts. */
 export function createYogaServer(
   config: YogaConfig,
@@ -44,7 +50,8 @@ export function createYogaServer(
   logger?: Logger,
 ): YogaServerInstance<object, PimContext> {
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
-  const graphiql = config.security.introspection ? createGraphiQLAssets() : undefined;
+  const paths = yogaPaths(config);
+  const graphiql = paths.assets ? createGraphiQLAssets() : undefined;
   // Where suggestions are hidden the schema is (production): no error names what introspection would show.
   const mask: MaskError = config.limits.blockSuggestions
     ? (error, message, isDev) => withoutSchemaNames(maskError(error, message, isDev))
@@ -85,6 +92,7 @@ export function createYogaServer(
     batching: config.batching ? { limit: MAX_BATCH_OPERATIONS } : false,
     cors: corsFor(config.corsOrigins),
     ...(graphiql ? { graphiql: graphiqlOptions, renderGraphiQL: graphiql.render } : { graphiql: false }),
+    graphqlEndpoint: paths.graphql,
     landingPage: false,
     // The node:http server (http/server.ts) refuses bodies over HTTP_MAX_BODY_BYTES before Yoga
     // sees them; Yoga's own 25 MB check would pipe every body through one more stream.

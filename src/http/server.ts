@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { createDrain } from './drain.ts';
 import { continueIfExpected, INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
-import { refusalBody } from '../errors.ts';
+import { notServedMessage, refusalBody } from '../errors.ts';
 
 /** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
@@ -34,6 +34,11 @@ export interface HttpOptions {
 export interface ServedApp {
   /** Answers every request the server does not answer itself (Yoga's node:http handler). */
   yoga(req: IncomingMessage, res: ServerResponse): unknown;
+  /**
+   * The paths `yoga` serves besides the metrics: its endpoint (with a trailing `/` too) and, where GraphiQL is, the
+   * files under `assets/`. Any other gets 404 first: Yoga would run GraphQL at any URL ending in its endpoint.
+   */
+  paths?: { graphql: string; assets: string | undefined };
   /** The credential a request is served on (a one-way key): its requests in flight count together. */
   credentialOf?(headers: Pick<Headers, 'get'>): string;
   /** Told of each request the server refuses itself (logged and counted there): returns the id to echo. */
@@ -101,6 +106,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   // so whoever holds nothing still gets in. Nothing to leave when one credential may hold it all.
   const reserve = Math.max(0, maxInFlight - maxInFlightPerCredential);
   const reserveShare = Math.max(1, Math.floor(reserve / 2));
+  const { paths } = app;
+  const notServed = paths ? notServedMessage(paths.graphql) : messages[404]!;
 
   // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, close = false) => {
@@ -145,10 +152,11 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (unnormalPath.test(path)) return void refuse(req, res, 404, messages[404]!, true);
       // Nor do the metrics and the purge answer an absolute form, which a proxy's rule on their raw path would not see.
       if (absolute && (path === metricsPath || path === INVALIDATION_PATH)) {
-        return void refuse(req, res, 404, messages[404]!, true);
+        return void refuse(req, res, 404, notServed, true);
       }
-      // The probes read; any other method on them is refused as on the GraphQL endpoint.
-      if ((path === '/health' || path === '/readiness') && req.method !== 'GET' && req.method !== 'HEAD') {
+      // The probes and the metrics read; any other method on them is refused as on the GraphQL endpoint.
+      const read = path === '/health' || path === '/readiness' || path === metricsPath;
+      if (read && req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('allow', 'GET, HEAD');
         return void refuse(req, res, 405, `${path} answers GET and HEAD`);
       }
@@ -158,6 +166,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
         return void app.ready().then((ready) => send(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unready' }));
       }
       if (path === metricsPath) return void passOn(req, res);
+      // Yoga runs GraphQL at any URL ending in its endpoint (`/v1/graphql`, `/metrics?x=/graphql`), and its own
+      // health check at any ending in `/health`, whatever the method: past a proxy's rules on those paths.
+      if (paths && !servedByYoga(path, paths)) return void refuse(req, res, 404, notServed);
       // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
       // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
       // Only where CORS names its origin: without CORS_ORIGINS Yoga has no CORS step, and an OPTIONS goes through
@@ -254,6 +265,11 @@ const messages: Record<number, string> = {
   417: 'Only `Expect: 100-continue` is understood: send the request without Expect',
   503: 'The server is busy with other requests; retry in a second',
 };
+
+const servedByYoga = (path: string, { graphql, assets }: NonNullable<ServedApp['paths']>) =>
+  path === graphql ||
+  (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
+  (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
 
 const fragmentMessage = 'A request target has no fragment: send it without `#`';
 const oneHostMessage = 'A request has one Host header';

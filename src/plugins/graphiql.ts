@@ -48,7 +48,8 @@ export const graphiqlOptions: GraphiQLOptions = {
 };
 
 const contentTypes: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
-const prefix = '/graphiql-assets';
+/** Where GraphiQL's files are served: `/graphiql-assets/…`. */
+export const GRAPHIQL_ASSETS_PATH = '/graphiql-assets';
 // What Yoga's page would fetch from third-party origins: its scripts and styles (each URL up to its end: the tag's
 // `>`, the string's `"`), and its favicon.
 const cdn = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist(\/[^\s>"]+)/g;
@@ -79,9 +80,9 @@ export function createGraphiQLAssets() {
   );
   const plugin: Plugin = {
     async onRequest({ url, endResponse, fetchAPI }) {
-      if (!url.pathname.startsWith(`${prefix}/`)) return;
+      if (!url.pathname.startsWith(`${GRAPHIQL_ASSETS_PATH}/`)) return;
       // Compared as sent: the packaged names need no escaping, and decoding could throw.
-      const file = url.pathname.slice(prefix.length + 1);
+      const file = url.pathname.slice(GRAPHIQL_ASSETS_PATH.length + 1);
       const type = contentTypes[extname(file)];
       if (!dist || !files.has(file) || !type) return void endResponse(new fetchAPI.Response(null, { status: 404 }));
       const body = await readFile(join(dist, file));
@@ -94,7 +95,7 @@ export function createGraphiQLAssets() {
   const render = (options: GraphiQLOptions) =>
     dist
       ? renderGraphiQL(options)
-          .replaceAll(cdn, (_, file: string) => `${prefix}${file}?${version}`)
+          .replaceAll(cdn, (_, file: string) => `${GRAPHIQL_ASSETS_PATH}${file}?${version}`)
           // Yoga fills in the first of the page's two title placeholders only (the other is "Loading …").
           .replaceAll('__TITLE__', options.title ?? '')
           .replace(favicon, '<link rel=icon href="data:,">')

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { refusalBody, refusalCode } from '../errors.ts';
+import { notServedMessage, refusalBody, refusalCode } from '../errors.ts';
 import { streams } from './limits.ts';
 
 /** Operations one batch may hold (GRAPHQL_BATCHING): Yoga refuses more with a 413. */
@@ -141,7 +141,7 @@ export const refusedCode = (response: Response, withErrors: boolean): string | u
 function messageFor(response: Response, { method, headers: request }: Request, endpoint: string): string {
   switch (response.status) {
     case 404:
-      return `Nothing is served here; GraphQL is at ${endpoint}`;
+      return notServedMessage(endpoint);
     case 413:
       return `A batch holds at most ${MAX_BATCH_OPERATIONS} operations; send the others in another request`;
     case 405:

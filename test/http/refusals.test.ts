@@ -126,6 +126,45 @@ describe('a request target in no form served', () => {
   });
 });
 
+// Yoga runs GraphQL at any URL ending in its endpoint and answers its own health check at any ending in `/health`:
+// `POST /v1/graphql` ran past a proxy's rules on `/graphql`, `POST /metrics?x=/graphql` past HTTP_MAX_IN_FLIGHT too
+// (the metrics are never refused for load), `DELETE /anything/health` past the probes' 405. Only the paths served
+// reach Yoga.
+describe('a path that only ends like a served one', () => {
+  const body = '{"query":"{ classificationGroups(classificationId: \\"E\\") }"}';
+  it.each(['/v1/graphql', '/metrics?x=/graphql', '/public?/graphql/', '/health?x=/graphql'])(
+    'POST %s gets 404, and nothing upstream',
+    async (target) => {
+      const answer = await raw(
+        fixture.facade.port,
+        `POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+        true,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 40[45] /);
+      expect(answer).not.toContain('"data"');
+      expect(fixture.upstream.requests).toHaveLength(0);
+    },
+  );
+
+  it('GET /static/app.js?query=… gets 404, and nothing upstream', async () => {
+    const response = await fetch(`${fixture.facade.origin}/static/app.js?query=%7B__typename%7D&x=/graphql`);
+    expect(response.status).toBe(404);
+    expect((await response.json()).errors[0].extensions.code).toBe('PATH_NOT_FOUND');
+  });
+
+  it('DELETE /anything/health gets 404', async () => {
+    const response = await fetch(`${fixture.facade.origin}/anything/health`, { method: 'DELETE' });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('x-yoga-id')).toBeNull();
+  });
+
+  it('POST /metrics gets 405 naming GET and HEAD', async () => {
+    const response = await fetch(`${fixture.facade.origin}/metrics?x=/graphql`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
 describe('a GET request with a body past the limit', () => {
   it.each(['/graphql?query=%7B__typename%7D', '/health'])('GET %s gets 413 and a closed connection', async (path) => {
     const answer = await raw(
