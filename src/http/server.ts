@@ -143,6 +143,13 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Checked before any route: a body Node would read and throw away is read all the same.
       const refusal = bodyRefusal(req, maxBodyBytes);
       if (refusal) return void refuse(req, res, refusal, messages[refusal]!, true);
+      // RFC 9110 §8.4: no body is decoded here, so one in a content coding is refused, not read as it came (a WAF in
+      // front that decodes it inspects another body than the one run). §12.5.3: Accept-Encoding names what is taken.
+      const coding = req.headers['content-encoding'];
+      if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+        res.setHeader('accept-encoding', 'identity');
+        return void refuse(req, res, 415, codingMessage, true);
+      }
       // A request target never carries a fragment (RFC 9112 §3.2); Yoga's URL parser would drop it, so
       // `/metrics#x` would reach the metrics past a proxy's rule on `/metrics`.
       if (req.url?.includes('#')) return void refuse(req, res, 400, fragmentMessage, true);
@@ -271,6 +278,7 @@ const servedByYoga = (path: string, { graphql, assets }: NonNullable<ServedApp['
   (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
   (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
 
+const codingMessage = 'A request body is sent as it is, without Content-Encoding (or with identity)';
 const fragmentMessage = 'A request target has no fragment: send it without `#`';
 const oneHostMessage = 'A request has one Host header';
 
