@@ -2,6 +2,21 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createDrain } from './drain.ts';
+import {
+  bodyRefusal,
+  codingMessage,
+  fragmentMessage,
+  hostHeaders,
+  isKnownHost,
+  messages,
+  oneHostMessage,
+  servedByYoga,
+  spellMediaType,
+  targetMessage,
+  toOriginForm,
+  unnormalPath,
+  type YogaPaths,
+} from './request-head.ts';
 import { continueIfExpected, INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
 import { notServedMessage, refusalBody } from '../errors.ts';
@@ -38,7 +53,7 @@ export interface ServedApp {
    * The paths `yoga` serves besides the metrics: its endpoint (with a trailing `/` too) and, where GraphiQL is, the
    * files under `assets/`. Any other gets 404 first: Yoga would run GraphQL at any URL ending in its endpoint.
    */
-  paths?: { graphql: string; assets: string | undefined };
+  paths?: YogaPaths;
   /** The credential a request is served on (a one-way key): its requests in flight count together. */
   credentialOf?(headers: Pick<Headers, 'get'>): string;
   /** Told of each request the server refuses itself (logged and counted there): returns the id to echo. */
@@ -62,16 +77,6 @@ export interface FacadeServer extends Server {
    */
   shutdown(alongside?: Promise<void>): Promise<void>;
 }
-
-// A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2),
-// that the WHATWG URL parser Yoga builds the request's URL with also takes (no port past 65535, no bad literal).
-const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://${host}`);
-// Clients send the same Host on every request: the last one found valid is not checked again.
-let lastHost: string | undefined;
-const isKnownHost = (host: string) => host === lastHost || (isHost(host) && ((lastHost = host), true));
-// The WHATWG parser also reads `\` as `/` in an http URL: a backslash anywhere is refused with them.
-const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
 // Node joins a repeated header as the Fetch API does (but Set-Cookie, which carries no credential).
 const headersOf = (req: IncomingMessage) => ({
@@ -262,63 +267,6 @@ function cutStalled(open: Map<ServerResponse, Progress>, sendTimeoutMs: number):
     else if (now - progress.since >= sendTimeoutMs) socket!.destroy();
     progress.waiting = waiting;
   }
-}
-
-const messages: Record<number, string> = {
-  400: 'The Host header is not a valid host',
-  404: 'Nothing is served at a path with empty, `.` or `..` segments, or a backslash',
-  411: 'A request body needs a Content-Length header',
-  413: 'The request body is too large',
-  417: 'Only `Expect: 100-continue` is understood: send the request without Expect',
-  503: 'The server is busy with other requests; retry in a second',
-};
-
-const servedByYoga = (path: string, { graphql, assets }: NonNullable<ServedApp['paths']>) =>
-  path === graphql ||
-  (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
-  (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
-
-const codingMessage = 'A request body is sent as it is, without Content-Encoding (or with identity)';
-const fragmentMessage = 'A request target has no fragment: send it without `#`';
-const oneHostMessage = 'A request has one Host header';
-
-function hostHeaders(raw: string[]): number {
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
-  return count;
-}
-
-const targetMessage = 'A request target is a path (`/graphql`) or an absolute http URL';
-
-// RFC 9112 §3.2.2: a target in absolute form (as a client sends it to a proxy) is served, its authority standing in
-// for Host. Every check then reads it as the origin form it names: `http://h/x/../metrics` is refused as
-// `/x/../metrics` with `Host: h` would be. False, and nothing changed, for a target in any other form.
-const absoluteForm = /^https?:\/\/([^/?#]*)(.*)$/is;
-function toOriginForm(req: IncomingMessage): boolean {
-  const parts = absoluteForm.exec(req.url!);
-  if (!parts) return false;
-  req.headers.host = parts[1]!;
-  req.url = parts[2]!.startsWith('/') ? parts[2]! : `/${parts[2]}`;
-  return true;
-}
-
-/** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
-// Yoga reads a body by its media type's exact spelling (`application/json`, then `;`), where type and subtype are
-// case-insensitive and whitespace may stand before a parameter's `;` (RFC 9110 §8.3.1, §5.6.6): it is spelled so.
-function spellMediaType(req: IncomingMessage): void {
-  const type = req.headers['content-type'];
-  if (type === undefined || type === 'application/json') return;
-  const at = type.indexOf(';');
-  const media = at < 0 ? type : type.slice(0, at);
-  const spelled = media.trim().toLowerCase();
-  if (spelled !== media) req.headers['content-type'] = at < 0 ? spelled : spelled + type.slice(at);
-}
-
-function bodyRefusal(req: IncomingMessage, maxBodyBytes: number): 411 | 413 | undefined {
-  const length = req.headers['content-length'];
-  // No declared length: only a chunked body can follow, of a size nobody knows yet.
-  if (length === undefined) return req.headers['transfer-encoding'] ? 411 : undefined;
-  return Number(length) > maxBodyBytes ? 413 : undefined;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, close = false): void {

@@ -1,0 +1,78 @@
+import type { IncomingMessage } from 'node:http';
+
+// What a request's head must be before anything is served (its Host, its target, its body's size and coding), read
+// by http/server.ts in its order. Each check names what it keeps out.
+
+// A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110 §7.2),
+// that the WHATWG URL parser Yoga builds the request's URL with also takes (no port past 65535, no bad literal).
+const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://${host}`);
+// Clients send the same Host on every request: the last one found valid is not checked again.
+let lastHost: string | undefined;
+export const isKnownHost = (host: string) => host === lastHost || (isHost(host) && ((lastHost = host), true));
+// The WHATWG parser also reads `\` as `/` in an http URL: a backslash anywhere is refused with them.
+export const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
+/** The messages of the server's own refusals: by status, then the head's others. */
+export const messages: Record<number, string> = {
+  400: 'The Host header is not a valid host',
+  404: 'Nothing is served at a path with empty, `.` or `..` segments, or a backslash',
+  411: 'A request body needs a Content-Length header',
+  413: 'The request body is too large',
+  417: 'Only `Expect: 100-continue` is understood: send the request without Expect',
+  503: 'The server is busy with other requests; retry in a second',
+};
+export const codingMessage = 'A request body is sent as it is, without Content-Encoding (or with identity)';
+export const fragmentMessage = 'A request target has no fragment: send it without `#`';
+export const oneHostMessage = 'A request has one Host header';
+export const targetMessage = 'A request target is a path (`/graphql`) or an absolute http URL';
+
+/** The paths Yoga serves besides the metrics (`ServedApp.paths`). */
+export interface YogaPaths {
+  graphql: string;
+  assets: string | undefined;
+}
+
+/** True for Yoga's endpoint (a trailing `/` too) and GraphiQL's files: Yoga would run GraphQL at any URL ending in it. */
+export const servedByYoga = (path: string, { graphql, assets }: YogaPaths) =>
+  path === graphql ||
+  (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
+  (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
+
+/** How many Host headers a request's raw head has (Node keeps the first). */
+export function hostHeaders(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+// RFC 9112 §3.2.2: a target in absolute form (as a client sends it to a proxy) is served, its authority standing in
+// for Host. Every check then reads it as the origin form it names: `http://h/x/../metrics` is refused as
+// `/x/../metrics` with `Host: h` would be. False, and nothing changed, for a target in any other form.
+const absoluteForm = /^https?:\/\/([^/?#]*)(.*)$/is;
+export function toOriginForm(req: IncomingMessage): boolean {
+  const parts = absoluteForm.exec(req.url!);
+  if (!parts) return false;
+  req.headers.host = parts[1]!;
+  req.url = parts[2]!.startsWith('/') ? parts[2]! : `/${parts[2]}`;
+  return true;
+}
+
+// Yoga reads a body by its media type's exact spelling (`application/json`, then `;`), where type and subtype are
+// case-insensitive and whitespace may stand before a parameter's `;` (RFC 9110 §8.3.1, §5.6.6): it is spelled so.
+export function spellMediaType(req: IncomingMessage): void {
+  const type = req.headers['content-type'];
+  if (type === undefined || type === 'application/json') return;
+  const at = type.indexOf(';');
+  const media = at < 0 ? type : type.slice(0, at);
+  const spelled = media.trim().toLowerCase();
+  if (spelled !== media) req.headers['content-type'] = at < 0 ? spelled : spelled + type.slice(at);
+}
+
+/** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */
+export function bodyRefusal(req: IncomingMessage, maxBodyBytes: number): 411 | 413 | undefined {
+  const length = req.headers['content-length'];
+  // No declared length: only a chunked body can follow, of a size nobody knows yet.
+  if (length === undefined) return req.headers['transfer-encoding'] ? 411 : undefined;
+  return Number(length) > maxBodyBytes ? 413 : undefined;
+}
