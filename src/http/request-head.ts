@@ -24,7 +24,6 @@ export const messages: Record<number, string> = {
 };
 export const codingMessage = 'A request body is sent as it is, without Content-Encoding (or with identity)';
 export const fragmentMessage = 'A request target has no fragment: send it without `#`';
-export const oneHostMessage = 'A request has one Host header';
 export const targetMessage = 'A request target is a path (`/graphql`) or an absolute http URL';
 
 /** The paths Yoga serves besides the metrics (`ServedApp.paths`). */
@@ -39,12 +38,31 @@ export const servedByYoga = (path: string, { graphql, assets }: YogaPaths) =>
   (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
   (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
 
-/** How many Host headers a request's raw head has (Node keeps the first). */
-export function hostHeaders(raw: string[]): number {
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
-  return count;
+/**
+ * Finds the first of `names` (Host and the credential headers) that a request's raw head carries twice. Node keeps
+ * the first Host and Authorization and joins two X-API-KEY as `a, b`: a proxy or gateway in front that reads another
+ * one disagrees with the PIM on which host is meant or who is asking (RFC 9112 §3.2, RFC 9110 §5.3).
+ */
+export function createRepeatedHeaderCheck(names: readonly string[]) {
+  // Cookie is a list (HTTP/2 splits it, RFC 9113 §8.2.3), joined with `; ` as the RFC says.
+  const single = new Set(['host', ...names.filter((name) => name !== 'cookie')]);
+  const lengths = new Set([...single].map((name) => name.length));
+  return (raw: string[]): string | undefined => {
+    let seen: string[] | undefined;
+    for (let i = 0; i < raw.length; i += 2) {
+      if (!lengths.has(raw[i]!.length)) continue;
+      const name = raw[i]!.toLowerCase();
+      if (!single.has(name)) continue;
+      if (seen?.includes(name)) return name;
+      (seen ??= []).push(name);
+    }
+    return undefined;
+  };
 }
+
+/** The 400's message for a header sent twice, named as it is usually written. */
+export const oneHeaderMessage = (name: string) =>
+  `A request has one ${name.replace(/(^|-)[a-z]/g, (start) => start.toUpperCase())} header`;
 
 // RFC 9112 §3.2.2: a target in absolute form (as a client sends it to a proxy) is served, its authority standing in
 // for Host. Every check then reads it as the origin form it names: `http://h/x/../metrics` is refused as

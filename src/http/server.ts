@@ -6,10 +6,10 @@ import {
   bodyRefusal,
   codingMessage,
   fragmentMessage,
-  hostHeaders,
+  createRepeatedHeaderCheck,
   isKnownHost,
   messages,
-  oneHostMessage,
+  oneHeaderMessage,
   servedByYoga,
   spellMediaType,
   targetMessage,
@@ -54,6 +54,8 @@ export interface ServedApp {
    * files under `assets/`. Any other gets 404 first: Yoga would run GraphQL at any URL ending in its endpoint.
    */
   paths?: YogaPaths;
+  /** The headers that name a request's credential (lower case): a request carries each at most once. */
+  credentialHeaders?: readonly string[];
   /** The credential a request is served on (a one-way key): its requests in flight count together. */
   credentialOf?(headers: Pick<Headers, 'get'>): string;
   /** Told of each request the server refuses itself (logged and counted there): returns the id to echo. */
@@ -112,6 +114,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   const reserve = Math.max(0, maxInFlight - maxInFlightPerCredential);
   const reserveShare = Math.max(1, Math.floor(reserve / 2));
   const { paths } = app;
+  const repeatedHeader = createRepeatedHeaderCheck(app.credentialHeaders ?? []);
   const notServed = paths ? notServedMessage(paths.graphql) : messages[404]!;
 
   // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
@@ -135,8 +138,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     (req, res) => {
       // Each response with its sending's progress, until it closes; a shutdown lets it finish.
       responses.track(req, res, { waiting: 0, since: Date.now() });
-      // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first).
-      if (hostHeaders(req.rawHeaders) > 1) return void refuse(req, res, 400, oneHostMessage, true);
+      // Two Host or credential headers leave which host or caller is meant to whoever reads them.
+      const repeated = repeatedHeader(req.rawHeaders);
+      if (repeated !== undefined) return void refuse(req, res, 400, oneHeaderMessage(repeated), true);
       // Not a path: the absolute form is served as the path it names (below). Any other (`*`, `*@host/x`) would put
       // its text in Yoga's URL before the path, past every check below (`*/metrics`; `*:x/` threw with a stack).
       const absolute = req.url!.charCodeAt(0) !== 47;

@@ -63,6 +63,39 @@ describe('two Host headers', () => {
   });
 });
 
+// RFC 9110 §5.3: a header that is not a list is sent once. Node keeps the first Authorization and joins two X-API-KEY
+// as `a, b`: a gateway in front that checks the other one disagrees with the PIM on who is asking.
+describe('a credential header sent twice', () => {
+  it.each([
+    ['Authorization', 'Bearer first-token', 'Bearer other-token'],
+    ['X-API-KEY', 'first-key', 'other-key'],
+    ['x-api-key', 'same-key', 'same-key'],
+  ])('two %s headers get 400, and nothing upstream', async (name, first, second) => {
+    const body = '{"query":"{ classificationGroups(classificationId: \\"E\\") }"}';
+    const answer = await raw(
+      fixture.facade.port,
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\n${name}: ${first}\r\nContent-Type: application/json\r\n${name.toUpperCase()}: ${second}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      true,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"code":"BAD_REQUEST"');
+    expect(answer).toContain(
+      `A request has one ${name.toLowerCase() === 'authorization' ? 'Authorization' : 'X-Api-Key'} header`,
+    );
+    expect(fixture.upstream.requests).toHaveLength(0);
+  });
+
+  it('one of each is served', async () => {
+    const body = '{"query":"{ __typename }"}';
+    const answer = await raw(
+      fixture.facade.port,
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer a-token\r\nX-API-KEY: a-key\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      true,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
 // RFC 9112 §3.2.2: a server accepts a request target in absolute form (as sent to a proxy), and reads the host from it
 // rather than from Host.
 describe('a request target in absolute form', () => {
