@@ -49,13 +49,25 @@ function apqHash(params: GraphQLParams): unknown {
   return version === 1 ? sha256Hash : undefined;
 }
 
+/** `documentId` as sent: in the body, or in the URL of a GET (which Yoga's params leave out). */
+function sentDocumentId(params: GraphQLParams, request: Request): unknown {
+  const body = (params as { documentId?: unknown }).documentId;
+  if (body !== undefined || request.method !== 'GET' || !request.url.includes('documentId=')) return body;
+  return new URL(request.url).searchParams.get('documentId') ?? undefined;
+}
+
 /** The document id a request names: `documentId` (body, or URL of a GET), else the APQ hash. */
 function documentIdOf(params: GraphQLParams, request: Request): string | null {
-  const body = (params as { documentId?: unknown }).documentId;
-  const fromUrl = request.method === 'GET' ? new URL(request.url).searchParams.get('documentId') : null;
-  const id = body ?? fromUrl ?? apqHash(params);
+  const id = sentDocumentId(params, request) ?? apqHash(params);
   return typeof id === 'string' ? id : null;
 }
+
+// The text would run in place of the document named (the id of a GET was never read then): a client or CDN asking for
+// one document got, and kept, another's answer.
+const idAndText = () =>
+  createGraphQLError('Send a document id or a query text, not both', {
+    extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+  });
 
 /**
  * Trusted documents and automatic persisted queries (APQ) on Yoga's persisted-operations
@@ -87,14 +99,16 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
       );
     },
     // Runs before the lookup above (envelop adds a plugin right after its parent): it sees the request as sent.
-    onParams({ params, context }) {
+    onParams({ params, request, context }) {
       // Yoga checks an operation's shape only after these hooks; a batch item may be anything JSON allows.
       if (typeof params !== 'object' || params === null || Array.isArray(params)) throw notAnOperation();
       // Yoga checks the other params' types, not this one's: any other value is a malformed request (400 whatever the
       // Accept), not an operation the document lacks (200 under application/json).
       if (params.operationName != null && typeof params.operationName !== 'string') throw badOperationName();
+      if (typeof params.query !== 'string') return;
+      if (sentDocumentId(params, request) !== undefined) throw idAndText();
       const claimed = apqHash(params);
-      if (typeof params.query !== 'string' || claimed === undefined) return;
+      if (claimed === undefined) return;
       const hash = sha256Hex(params.query);
       if (documentHash(claimed) !== hash) {
         throw createGraphQLError('extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent', {

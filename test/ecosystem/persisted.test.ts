@@ -141,6 +141,28 @@ describe('the APQ protocol', () => {
     expect(await codes(fromManifest)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
   });
 
+  // A client or CDN that asked for document X must get X's answer or a refusal, never another text's.
+  it('refuses a request that names a document and sends a text too, GET or POST, with 400 and nothing upstream', async () => {
+    const id = (CatalogProductsDocument as any).__meta__.hash;
+    const other = '{ catalogProducts(catalogId: "OTHER") }';
+    const variables = encodeURIComponent(JSON.stringify(products));
+    const viaGet = await fetch(`${apq.url}?documentId=${id}&query=${encodeURIComponent(other)}&variables=${variables}`);
+    const viaPost = await fetch(apq.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ documentId: id, query: other }),
+    });
+    for (const response of [viaGet, viaPost]) {
+      expect(response.status).toBe(400);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      const { errors } = await response.json();
+      expect(errors).toMatchObject([
+        { message: 'Send a document id or a query text, not both', extensions: { code: 'BAD_REQUEST' } },
+      ]);
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
   it('stores a registered document only once it has parsed and passed the abuse limits', async () => {
     const refused = [hostile.replace('Hostile', 'Hostile2'), 'query Broken { __typename'];
     const sent = await Promise.all(refused.map(async (doc) => codes(await register(apq, doc))));
