@@ -67,6 +67,29 @@ describe('POST /cache/invalidate', () => {
     expect(upstream.requests).toHaveLength(2);
   });
 
+  // `classificationId` filters the products; the group's own classification is `classificationGroupClassificationId`,
+  // which this search leaves out: the group's classification may be another, whose invalidation ends it too.
+  it('ends a search narrowed by a group and another classification with any classification', async () => {
+    const { upstream, origin, get } = await start({ CACHE_ADMIN_TOKEN: TOKEN });
+    const byBoth =
+      '{ p: catalogProducts(catalogId: "MASTER", classificationId: "ETIM-9", classificationGroupId: "EC1") }';
+    const url = `/graphql?query=${encodeURIComponent(byBoth)}`;
+    expect((await get(url)).headers.get('surrogate-key')).toBe('catalog:MASTER classification:ETIM-9 classification:');
+    await get(url);
+    expect(upstream.requests).toHaveLength(1);
+    expect((await post(origin, '{"classificationId":"ECLASS-14"}', `Bearer ${TOKEN}`)).status).toBe(200);
+    await get(url);
+    expect(upstream.requests).toHaveLength(2);
+    // Naming the group's classification names all it reads.
+    const named = byBoth.replace(
+      'classificationGroupId',
+      'classificationGroupClassificationId: "ECLASS-14", classificationGroupId',
+    );
+    expect((await get(`/graphql?query=${encodeURIComponent(named)}`)).headers.get('surrogate-key')).toBe(
+      'catalog:MASTER classification:ETIM-9 classification:ECLASS-14',
+    );
+  });
+
   describe('while a call sent before it is still out', () => {
     // The PIM reads its data when a call arrives and answers 1.5 s later, fresh for five minutes.
     async function purgeDuringSlowCall() {

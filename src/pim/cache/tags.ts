@@ -17,13 +17,16 @@ export function tagsOf(path: string): string[] {
   for (const match of query.matchAll(/(?:^|&)(?:classificationId|classificationGroupClassificationId)=([^&]+)/g)) {
     tags.push(classificationTag(match[1]!, true));
   }
-  // Narrowed by a group alone, it reads a classification its path does not name: any classification's.
-  if (tags.length === 1 && /(?:^|&)classificationGroupId=/.test(query)) tags.push(ANY_CLASSIFICATION);
+  // Narrowed by a group whose classification it does not name (`classificationId` filters the products, not the
+  // group), it reads a classification its path does not name: any classification's.
+  if (/(?:^|&)classificationGroupId=/.test(query) && !/(?:^|&)classificationGroupClassificationId=/.test(query)) {
+    tags.push(ANY_CLASSIFICATION);
+  }
   return [...new Set(tags)];
 }
 
 /**
- * The tag of an answer that reads some classification the path does not name (a search narrowed by a group alone):
+ * The tag of an answer that reads some classification the path does not name (a search narrowed by a group, not its classification):
  * an invalidation of any classification matches it. No id spells it: ids are never empty.
  */
 export const ANY_CLASSIFICATION = 'classification:';
