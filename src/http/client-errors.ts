@@ -43,7 +43,7 @@ export function answerClientError(
 
 /** node:http's `connect` listener: without one, Node drops a CONNECT request without an answer. */
 export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
-  refuseOnSocket(socket, 405, 'CONNECT is not served here; send GET or POST', ['allow: GET, POST']);
+  refuseOnSocket(socket, 405, 'CONNECT is not served here; send GET, HEAD or POST', ['allow: GET, HEAD, POST']);
 }
 
 // The parser cannot go on after this: the rest of the connection is discarded once the answer is out.

@@ -115,6 +115,8 @@ export function useRefusalMessages(): Plugin {
       // chose (multipart's `Transfer-Encoding: chunked`, the event stream's `Content-Encoding: none`) are not this
       // body's: kept beside its length, the head had both Content-Length and Transfer-Encoding.
       for (const name of ['content-length', 'transfer-encoding', 'content-encoding']) headers.delete(name);
+      // Yoga's `GET, POST`: the server serves HEAD as GET (http/server.ts).
+      if (response.status === 405 && request.method !== 'GET') headers.set('allow', 'GET, HEAD, POST');
       setResponse(new fetchAPI.Response(refusalBody(response.status, message), { status: response.status, headers }));
     },
   };
@@ -147,7 +149,7 @@ function messageFor(response: Response, { method, headers: request }: Request, e
     case 405:
       return method === 'GET'
         ? 'A mutation is sent with POST; GET serves queries only'
-        : `${echo(method)} is not served here; send GET or POST`;
+        : `${echo(method)} is not served here; send GET, HEAD or POST`;
     case 406: {
       // Yoga lists the types it could have answered with in `accept`, each with its charset.
       const served = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim());

@@ -30,7 +30,8 @@ it.each(['multipart/mixed', 'text/event-stream', 'multipart/mixed, application/j
     );
     expect(answer.status, JSON.stringify(answer.body)).toBe(405);
     expect(answer.body.errors[0].extensions.code).toBe('METHOD_NOT_ALLOWED');
-    for (const method of ['PUT', 'HEAD', 'DELETE']) {
+    // HEAD is served as GET (test/http/head.test.ts).
+    for (const method of ['PUT', 'DELETE']) {
       const raw = await exchange(
         facade.port,
         `${method} /graphql HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,

@@ -437,7 +437,7 @@ const documentedCodes = Object.fromEntries(
 );
 
 it.each([
-  ['PUT /graphql', '/graphql', 'PUT', 'GET, POST'],
+  ['PUT /graphql', '/graphql', 'PUT', 'GET, HEAD, POST'],
   ['DELETE /health', '/health', 'DELETE', 'GET, HEAD'],
   ['POST /readiness', '/readiness', 'POST', 'GET, HEAD'],
 ])('%s: 405 names the methods served in Allow', async (_name, path, method, allowed) => {
