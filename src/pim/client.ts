@@ -76,9 +76,9 @@ export interface PimClient {
   /** Calls waiting for a connection to the PIM now, for metrics. */
   queued(): number;
   /**
-   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), and those that would wait from now on, and those
-   * waiting to retry (with the failure they waited on): called as the shutdown's grace is about to end, so their
-   * requests are answered rather than cut.
+   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), those that would wait from now on, those still at
+   * the PIM (BUDGET_EXCEEDED, unread) and those waiting to retry (with the failure they waited on): called as the
+   * shutdown's grace is about to end, so their requests are answered rather than cut.
    */
   closeQueue(): void;
 }
@@ -145,7 +145,7 @@ export function createPimClient({
     return send(probeCall, options).finally(() => bytes.release());
   };
   const queue = createFairQueue({ maxConcurrency, maxPerKey: maxConcurrencyPerCredential, first: PROBE_PARTITIONS });
-  // Aborted as the queue closes (closeQueue): every call waiting to ask the PIM again is let go with it.
+  // Aborted as the queue closes (closeQueue): every call at the PIM or waiting to ask it again is let go with it.
   const stopping = new AbortController();
   const breaker = createBreaker({
     ...resilienceOptions,
@@ -169,6 +169,7 @@ export function createPimClient({
       keyOf: credentialKey,
       requestTimeoutMs,
       stop: breaker.stop,
+      shutdown: stopping.signal,
     }),
     agent,
   });

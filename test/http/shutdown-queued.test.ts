@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { faults } from '../helpers/upstream.ts';
+import { answerFor } from '../stale/reads.ts';
 
 const { start } = closedAfterEach();
 // The last second of it is when queued calls are let go: a loaded machine has time to answer them.
@@ -20,7 +21,8 @@ it('answers a request still queued for the PIM before the grace ends, with BUDGE
     fetch(`${facade.url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query(id) });
   // A holds the only connection to the PIM for longer than the grace; B waits in the queue behind it.
   const a = post('A').then(
-    (response) => response.status,
+    async (response) =>
+      (await response.json()).errors?.[0]?.extensions?.code === 'BUDGET_EXCEEDED' ? response.status : 0,
     () => 'cut',
   );
   await expect.poll(() => upstream.requests.length).toBe(1);
@@ -34,8 +36,8 @@ it('answers a request still queued for the PIM before the grace ends, with BUDGE
   expect(body.errors[0].extensions.code).toBe('BUDGET_EXCEEDED');
   expect(upstream.requests).toHaveLength(1);
   await closed;
-  // A's call was at the PIM when the grace ended: it is cut, as before.
-  expect(await a).toBe('cut');
+  // A's call was still at the PIM: it ends for A then too, unread (a reset before).
+  expect(await a).toBe(200);
 });
 
 // The same for a request waiting out the PIM's Retry-After between two attempts: the failure it waits to retry is
@@ -60,5 +62,25 @@ it('answers a request waiting to retry before the grace ends, with the failure i
   });
   // The retry it waited for is not sent.
   expect(upstream.requests).toHaveLength(1);
+  await closed;
+});
+
+// A call still at the PIM as the grace is about to end ends for its request too: where the PIM answered the same
+// call before, that kept copy is the answer, marked stale, as in any outage.
+it('answers a request whose call is still at the PIM with its kept copy, before the grace ends', async () => {
+  let calls = 0;
+  const { upstream, facade } = await start((req, res) => (++calls === 1 ? answerFor('v1')(req, res) : undefined), {
+    PIM_RETRIES: '0',
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+  });
+  const first = await facade.post('{ classificationGroups(classificationId: "A") }');
+  expect(first.body.data.classificationGroups.data[0].version).toBe('v1');
+  const answer = facade.post('{ classificationGroups(classificationId: "A") }').catch(() => 'cut');
+  await expect.poll(() => upstream.requests.length).toBe(2);
+  const closed = facade.close();
+  expect(await answer).toMatchObject({
+    status: 200,
+    body: { data: { classificationGroups: { data: [{ version: 'v1' }] } }, extensions: { stale: [{}] } },
+  });
   await closed;
 });

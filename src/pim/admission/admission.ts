@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { budgetSpent, pimError } from '../rest/errors.ts';
+import { budgetSpent, pimError, shuttingDown } from '../rest/errors.ts';
 import type { JoinedShares } from '../rest/types.ts';
 import type { FairQueue, QueueKey, Release } from './fair-queue.ts';
 
@@ -44,6 +44,11 @@ export interface AdmissionOptions {
    * decided before the call queued, and may have opened while it waited.
    */
   stop?: () => Error | undefined;
+  /**
+   * Aborted as the shutdown's grace is about to end: each call at the PIM then ends for its caller (BUDGET_EXCEEDED,
+   * or a kept copy where stale serving has one), which is answered rather than cut with its connection.
+   */
+  shutdown?: AbortSignal | undefined;
 }
 
 /**
@@ -51,7 +56,12 @@ export interface AdmissionOptions {
  * cache interceptor, so cache hits never queue. A call's own deadline starts when it leaves the
  * queue, so waiting there is never blamed on the upstream; the request budget bounds both.
  */
-export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: AdmissionOptions) {
+export function createAdmission({ queue, keyOf, requestTimeoutMs, stop, shutdown }: AdmissionOptions) {
+  // The calls out of the queue and not yet ended, each for as long as it holds its slot.
+  const out = new Set<TimedHandler>();
+  shutdown?.addEventListener('abort', () => {
+    for (const call of out) call.leave(shuttingDown());
+  });
   return (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch =>
     (opts, handler) => {
       const own = opts as typeof opts & Partial<AdmissionDispatchOptions> & { signal?: AbortSignal };
@@ -66,12 +76,13 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop }: Admiss
           if (left <= 0) return refuse(handler, budgetSpent(), release);
           const stopped = stop?.();
           if (stopped) return refuse(handler, stopped, release);
-          const timed = timedHandler(
+          const timed: TimedHandler = timedHandler(
             handler,
             { budgetMs: left, timeoutMs: own.timeoutMs ?? requestTimeoutMs },
-            release,
+            () => (out.delete(timed), release()),
             own.sent,
           );
+          out.add(timed);
           if (own.sent) [own.sent.wire, own.sent.sentAt] = [true, performance.now()];
           try {
             dispatch(opts, timed);
@@ -115,6 +126,12 @@ function tell(
   }
 }
 
+type TimedHandler = Dispatcher.DispatchHandler & {
+  fail(error: Error): void;
+  /** Ends the call for its caller now, as its leaving does (see Leavable): the PIM's answer, if any, goes unread. */
+  leave(reason: Error): void;
+};
+
 /**
  * Passes every event on; ends the call when its time passes and frees the slot when it ends. The call has
  * `timeoutMs` from now, unless the request's budget (`budgetMs` left) ends first: then its caller hears
@@ -126,7 +143,7 @@ function timedHandler(
   { budgetMs, timeoutMs }: { budgetMs: number; timeoutMs: number },
   release: Release,
   sent?: AdmissionDispatchOptions['sent'],
-): Dispatcher.DispatchHandler & { fail(error: Error): void } {
+): TimedHandler {
   let controller: Dispatcher.DispatchController | undefined;
   // What the handler is given in place of `controller` (see Leavable).
   let facing: Leavable | undefined;
@@ -166,6 +183,11 @@ function timedHandler(
       if (told) return;
       if (controller) tell(handler, error, () => undefined, facing ?? controller);
       else refuse(handler, error);
+    },
+    leave(reason) {
+      if (ended) return;
+      if (facing) return facing.abort(reason);
+      expired = reason;
     },
     onRequestStart(c, context) {
       controller = c;

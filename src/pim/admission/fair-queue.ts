@@ -1,4 +1,4 @@
-import { pimError } from '../rest/errors.ts';
+import { pimError, shuttingDown } from '../rest/errors.ts';
 import type { JoinedShares } from '../rest/types.ts';
 
 export interface FairQueueOptions {
@@ -20,7 +20,7 @@ const queuedOut = () => {
 
 // The failures of calls still waiting when the server's shutdown grace is about to end: their budget ends with it.
 const shutDown = () => {
-  const error = pimError('BUDGET_EXCEEDED', new Error('the server is shutting down'));
+  const error = shuttingDown();
   neverSent.add(error);
   return error;
 };

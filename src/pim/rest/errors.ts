@@ -164,6 +164,9 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 /** The request's budget (GRAPHQL_BUDGET_MS) ran out before its call was answered. */
 export const budgetSpent = (): PimError => pimError('BUDGET_EXCEEDED', new Error('the request budget ran out'));
 
+/** The server's shutdown grace is about to end: what still waits for the PIM ends now, so that it is answered. */
+export const shuttingDown = (): PimError => pimError('BUDGET_EXCEEDED', new Error('the server is shutting down'));
+
 /**
  * A 2xx whose body could not be read as the JSON envelope (a gateway's page, a body cut short): the PIM did not answer
  * the request at all. Not a body too large to read, of which nothing is known.
