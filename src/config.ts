@@ -2,7 +2,12 @@ import { z } from 'zod';
 
 const int = (min: number, max: number) => {
   const error = `an integer from ${min} to ${max}`;
-  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+  // Decimal digits: Number() alone also reads `0x10` (16) and `1e4`, and an empty value as 0.
+  const digits = z
+    .string({ error })
+    .trim()
+    .regex(/^-?\d+$/, { error });
+  return digits.transform(Number).pipe(z.number({ error }).int({ error }).min(min, { error }).max(max, { error }));
 };
 const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'true or false' })
@@ -336,6 +341,11 @@ const layout = {
         .refine((value) => decodes(urlOf(value).username) && decodes(urlOf(value).password), {
           error: 'a redis:// or rediss:// URL whose user and password are percent-encoded (a % as %25)',
         })
+        // Nothing reads a query (`?password=`, `?tls=true`): the connection would go without it, failing later.
+        .refine((value) => urlOf(value).search === '' && urlOf(value).hash === '' && !value.includes('?'), {
+          error:
+            'a redis:// or rediss:// URL without a query or fragment (TLS is rediss://, a password redis://:pw@host)',
+        })
         .optional(),
     ),
     // Longest wait for one Redis reply before it counts as a miss (or a skipped write); at most half the budget.
@@ -413,8 +423,8 @@ function withNewNames(present: Record<string, string | undefined>) {
       deprecations.push(`${renamed.from} is ignored: ${name} is set too and wins; remove ${renamed.from}`);
       continue;
     }
-    const number = Number(old);
-    values[name] = Number.isInteger(number) ? String(number * renamed.factor) : old;
+    // A decimal in the old unit (`1.5` s) is a whole number in the new one; anything else is refused as it was set.
+    values[name] = /^\s*\d+(\.\d+)?\s*$/.test(old) ? String(Math.round(Number(old) * renamed.factor)) : old;
     readFrom.set(name, renamed.from);
     deprecations.push(`${renamed.from} is deprecated: set ${name} instead (read now as its value × ${renamed.factor})`);
   }

@@ -38,6 +38,12 @@ describe('renamed settings (durations in ms, sizes in bytes)', () => {
     expect(config.deprecations).toEqual(['APQ_TTL_S is ignored: APQ_TTL_MS is set too and wins; remove APQ_TTL_S']);
   });
 
+  // A second and a half is a whole number of milliseconds: it was refused, as if 1.5 ms had been meant.
+  it('reads a decimal in the old unit as the whole number it is in the new one', () => {
+    expect(loadConfig({ ...base, PIM_STALE_IF_ERROR_S: '1.5' }).pim.stale).toMatchObject({ staleIfErrorMs: 1_500 });
+    expect(loadConfig({ ...base, PIM_CACHE_MAX_MB: '1.5' }).pim.cache).toMatchObject({ maxBytes: 1_572_864 });
+  });
+
   it('refuses a bad value under the old name, naming the name that was set', () => {
     expect(() => loadConfig({ PIM_STALE_IF_ERROR_S: 'a day' })).toThrow(ConfigError);
     expect(() => loadConfig({ PIM_STALE_IF_ERROR_S: 'a day' })).toThrow(

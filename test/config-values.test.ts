@@ -14,6 +14,39 @@ describe('a numeric setting whose value is only whitespace (a templated YAML or 
   });
 });
 
+// Number() reads hexadecimal and exponents: `PORT=0x10` listened on 16, `SHUTDOWN_GRACE_MS=1e4` waited 10 s.
+describe('a numeric setting not written in decimal digits', () => {
+  it.each([
+    ['PORT', '0x10'],
+    ['SHUTDOWN_GRACE_MS', '1e4'],
+    ['PIM_RETRIES', '0b1'],
+    ['PIM_TIMEOUT_MS', '2000.0'],
+    ['HTTP_MAX_IN_FLIGHT', 'Infinity'],
+  ])('%s=%s is refused, naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid ${name}=.*an integer from`));
+  });
+
+  it('takes decimal digits, with spaces around them', () => {
+    expect(loadConfig({ PORT: ' 8080 ', SHUTDOWN_GRACE_MS: '10000' })).toMatchObject({
+      port: 8080,
+      http: { shutdownGraceMs: 10_000 },
+    });
+  });
+});
+
+// Nothing reads a REDIS_URL's query: `?password=` or `?tls=true` started without them, and failed at the first command.
+describe('REDIS_URL with a query or fragment', () => {
+  it.each([
+    'redis://redis:6379/0?password=secret-pw',
+    'redis://redis:6379?tls=true',
+    'redis://redis:6379/0#x',
+    'redis://redis:6379?',
+  ])('%s is refused, without the query in the line', (url) => {
+    expect(() => loadConfig({ REDIS_URL: url })).toThrow(/^Invalid REDIS_URL=.*without a query or fragment/);
+  });
+});
+
 // An Origin header is scheme://host[:port], without a path or a trailing slash (RFC 6454 §6.1): an entry no Origin can
 // equal matched nothing, silently, and every browser client failed at deploy time.
 describe('CORS_ORIGINS', () => {
