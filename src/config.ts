@@ -59,6 +59,18 @@ const decodes = (text: string) => {
     return false;
   }
 };
+// OTEL_RESOURCE_ATTRIBUTES as the OpenTelemetry SDKs read it: `key=value` pairs by commas, values percent-encoded.
+const attributePair = /^\s*([^\s=,]+)\s*=\s*([^,]*?)\s*$/;
+const resourceAttributes = z
+  .string()
+  .transform((value) => value.split(',').filter((pair) => pair.trim() !== ''))
+  .refine((pairs) => pairs.every((pair) => attributePair.test(pair) && decodes(attributePair.exec(pair)![2]!)), {
+    error:
+      'key=value pairs separated by commas, values percent-encoded: deployment.environment=prod,k8s.pod.name=web-1',
+  })
+  .transform((pairs) =>
+    Object.fromEntries(pairs.map((pair) => attributePair.exec(pair)!.slice(1, 3).map(decodeURIComponent))),
+  );
 const MiB = 2 ** 20;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 31_536_000_000;
@@ -277,7 +289,9 @@ const layout = {
         .refine(noQuery, { error: 'an http(s) URL such as http://collector:4318, without query or fragment' })
         .optional(),
     ),
-    serviceName: env('OTEL_SERVICE_NAME', z.string().min(1).default('pim-graphql-facade')),
+    // Unset: `service.name` of OTEL_RESOURCE_ATTRIBUTES, else the app's name (observability/tracing.ts).
+    serviceName: env('OTEL_SERVICE_NAME', z.string().min(1).optional()),
+    resourceAttributes: env('OTEL_RESOURCE_ATTRIBUTES', resourceAttributes.optional()),
     /** Where Prometheus scrapes; false (`off`) serves no metrics endpoint. */
     metricsPath: env(
       'METRICS_PATH',

@@ -111,7 +111,7 @@ export async function closeRedis(redis: Redis): Promise<void> {
 }
 
 /** Wraps `report` so it is told at most once per `intervalMs`: Redis being away fails every command. */
-export function throttled(report: (error: Error) => void, intervalMs: number): (error: Error) => void {
+export function throttled<T = Error>(report: (error: T) => void, intervalMs: number): (error: T) => void {
   let reportedAt = -Infinity;
   return (error) => {
     if (Date.now() - reportedAt < intervalMs) return;

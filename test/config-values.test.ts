@@ -47,6 +47,19 @@ describe('REDIS_URL with a query or fragment', () => {
   });
 });
 
+describe('OTEL_RESOURCE_ATTRIBUTES', () => {
+  it.each(['k8s.pod.name', 'a=b,c', '=b', 'a=%zz'])('refuses %s, naming the form it takes', (value) => {
+    expect(() => loadConfig({ OTEL_RESOURCE_ATTRIBUTES: value })).toThrow(/OTEL_RESOURCE_ATTRIBUTES.*key=value pairs/);
+  });
+
+  it('reads key=value pairs, trimmed and percent-decoded', () => {
+    expect(loadConfig({ OTEL_RESOURCE_ATTRIBUTES: ' a = 1 ,b=x%2Cy,' }).observability.resourceAttributes).toEqual({
+      a: '1',
+      b: 'x,y',
+    });
+  });
+});
+
 // An Origin header is scheme://host[:port], without a path or a trailing slash (RFC 6454 §6.1): an entry no Origin can
 // equal matched nothing, silently, and every browser client failed at deploy time.
 describe('CORS_ORIGINS', () => {

@@ -37,6 +37,8 @@ const candidates = [
   '/m',
   'x,y',
   'x',
+  // OTEL_RESOURCE_ATTRIBUTES.
+  'a=b',
 ];
 const urlCandidates = ['http://a.example', 'redis://a.example'];
 

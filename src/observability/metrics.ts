@@ -137,6 +137,11 @@ export function createMetrics({ upstreamStatus, staleBytes, queuedCalls, respons
       'Redis commands that failed or timed out, or were not sent while Redis is left alone after failures in a row (each answered as a miss or a skipped write), by store (cache, apq, stale).',
       ['store'],
     ),
+    spansUnexported: counter(
+      'otel_spans_unexported_total',
+      'Spans the OTLP exporter could not send (the collector down, unreachable or refusing them): missing from the traces.',
+      [],
+    ),
     // Counted by the logger for the whole process.
     logLinesDropped: seenCount(
       'log_lines_dropped_total',

@@ -23,8 +23,10 @@ export interface ObservabilityOptions {
   otlpEndpoint?: string | undefined;
   /** Replaces the OTLP exporter, for tests. */
   spanExporter?: SpanExporter | undefined;
-  /** OTEL_SERVICE_NAME. */
-  serviceName: string;
+  /** OTEL_SERVICE_NAME; unset, `service.name` of the resource attributes, else the app's name. */
+  serviceName?: string | undefined;
+  /** OTEL_RESOURCE_ATTRIBUTES, on every span. */
+  resourceAttributes?: Readonly<Record<string, string>> | undefined;
   /** Where Prometheus scrapes; false serves no endpoint (metrics are still kept). */
   metricsPath: string | false;
   /** A port of their own for the metrics (main.ts serves them there); then the main port serves none. */
@@ -84,6 +86,7 @@ export function createObservability({
   otlpEndpoint,
   spanExporter,
   serviceName,
+  resourceAttributes,
   metricsPath,
   metricsPort,
   operationNames,
@@ -97,7 +100,19 @@ export function createObservability({
     queuedCalls: upstream && (() => upstream().queued()),
     responseCache,
   });
-  const provider = createTracerProvider({ endpoint: otlpEndpoint, exporter: spanExporter, serviceName });
+  // A collector down, unreachable or refusing: each batch counts, and one warn line per interval says so.
+  const unexported = throttled(
+    (error: Error | undefined) =>
+      logger?.warn({ err: error?.message.slice(0, 256) }, 'Spans could not be sent to the OTLP collector'),
+    10_000,
+  );
+  const provider = createTracerProvider({
+    endpoint: otlpEndpoint,
+    exporter: spanExporter,
+    serviceName,
+    attributes: resourceAttributes,
+    onExportFailure: (spans, error) => (metrics.spansUnexported.inc(spans), unexported(error)),
+  });
   const tracer = provider?.getTracer('pim-graphql-facade');
   const { line: refusalLine, gone: goneLine } = createRefusalLog(logger);
   return {

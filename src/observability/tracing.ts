@@ -1,8 +1,15 @@
 import { context, propagation } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  defaultResource,
+  detectResources,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+  serviceInstanceIdDetector,
+} from '@opentelemetry/resources';
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
@@ -18,14 +25,21 @@ export interface TracingOptions {
   endpoint?: string | undefined;
   /** Replaces the OTLP exporter (tests pass an in-memory one); spans are then exported one by one. */
   exporter?: SpanExporter | undefined;
-  serviceName: string;
+  /** OTEL_SERVICE_NAME; unset, `service.name` of `attributes`, else the app's name. */
+  serviceName: string | undefined;
+  /** OTEL_RESOURCE_ATTRIBUTES (`k8s.pod.name`, `deployment.environment`, …), on every span with the detected ones. */
+  attributes?: Readonly<Record<string, string>> | undefined;
+  /** Told of each batch the exporter could not send (the SDK tells only OTel's diagnostic logger, which is unset). */
+  onExportFailure?: ((spans: number, error: Error | undefined) => void) | undefined;
 }
+
+const DEFAULT_SERVICE_NAME = 'pim-graphql-facade';
 
 /**
  * Creates this app's tracer provider, or undefined when there is nowhere to send spans.
  * The provider is not registered globally, so two apps in one process keep their own exporters.
  */
-export function createTracerProvider({ endpoint, exporter, serviceName }: TracingOptions) {
+export function createTracerProvider({ endpoint, exporter, serviceName, attributes, onExportFailure }: TracingOptions) {
   if (!exporter && !endpoint) return undefined;
   if (!globalsSet) {
     // Parent/child links across awaits need an async context manager; `traceparent` headers in
@@ -33,11 +47,32 @@ export function createTracerProvider({ endpoint, exporter, serviceName }: Tracin
     globalsSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   }
-  const processor = exporter
-    ? new SimpleSpanProcessor(exporter)
-    : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint!.replace(/\/+$/, '')}/v1/traces` }));
+  const sink = reporting(
+    exporter ?? new OTLPTraceExporter({ url: `${endpoint!.replace(/\/+$/, '')}/v1/traces` }),
+    onExportFailure,
+  );
+  const processor = exporter ? new SimpleSpanProcessor(sink) : new BatchSpanProcessor(sink);
+  // The SDK's own, then the host, process and a per-process instance id (replicas told apart), then the operator's.
+  const detected = detectResources({ detectors: [hostDetector, processDetector, serviceInstanceIdDetector] });
+  const name = serviceName ?? attributes?.[ATTR_SERVICE_NAME] ?? DEFAULT_SERVICE_NAME;
   return new BasicTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
+    resource: defaultResource()
+      .merge(detected)
+      .merge(resourceFromAttributes({ ...attributes, [ATTR_SERVICE_NAME]: name })),
     spanProcessors: [processor],
   });
+}
+
+/** `exporter`, telling `onFailure` of each batch it could not send. */
+function reporting(exporter: SpanExporter, onFailure: TracingOptions['onExportFailure']): SpanExporter {
+  if (!onFailure) return exporter;
+  return {
+    export: (spans, done) =>
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) onFailure(spans.length, result.error);
+        done(result);
+      }),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
 }
