@@ -45,10 +45,16 @@ const compose = parseYaml('deploy/compose/compose.yaml')[0];
 // The server's settings, as docs/configuration.md lists them (a test keeps that table and the schema equal).
 const settings = new Set([...read('docs/configuration.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
 // Read by Node and glibc, not by the server: the heap flags and the malloc arenas.
-const runtimeVariables = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
+// Node's and glibc's, and those the manifest reads itself (`$(POD_NAME)` in OTEL_RESOURCE_ATTRIBUTES).
+const runtimeVariables = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX', 'POD_NAME', 'POD_NAMESPACE']);
 const envOf = (vars: EnvVar[]) =>
-  // A Secret's value is only known in the cluster: a placeholder stands in for it.
-  Object.fromEntries(vars.map(({ name, value, valueFrom }) => [name, valueFrom ? 'from-a-secret' : value!]));
+  // A Secret's or the pod's value is only known in the cluster: a placeholder stands in for it, as for a `$(NAME)`.
+  Object.fromEntries(
+    vars.map(({ name, value, valueFrom }) => [
+      name,
+      valueFrom ? 'from-the-cluster' : value!.replace(/\$\(\w+\)/g, 'x'),
+    ]),
+  );
 
 describe('Kubernetes manifests', () => {
   it.each(manifests.map(({ file, object }) => [`${file}: ${object.kind} ${object.metadata.name}`, object] as const))(
