@@ -30,6 +30,7 @@ export function answerClientError(
   error: NodeJS.ErrnoException,
   socket: Duplex,
   headersOf?: (req: IncomingMessage) => Record<string, string>,
+  refused?: (status: number) => void,
 ): void {
   // As Node's own handler: nothing for a peer that is gone, nor into a response already under way.
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
@@ -38,11 +39,14 @@ export function answerClientError(
   if (current) answeredHere.set(current, status);
   // A request whose head was read (a body too slow: 408) gets the headers its head earns (CORS); a head not read, none.
   const extra = current?.req && headersOf ? Object.entries(headersOf(current.req)).map(([n, v]) => `${n}: ${v}`) : [];
+  // A head not read (too large: 431; not HTTP: 400) is no request Yoga logs and counts: `refused` is told of it.
+  if (!current) refused?.(status);
   refuseOnSocket(socket, status, message, extra);
 }
 
 /** node:http's `connect` listener: without one, Node drops a CONNECT request without an answer. */
-export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
+export function answerConnect(socket: Duplex, refused?: (status: number) => void): void {
+  refused?.(405);
   refuseOnSocket(socket, 405, 'CONNECT is not served here; send GET, HEAD or POST', ['allow: GET, HEAD, POST']);
 }
 

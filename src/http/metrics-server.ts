@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { answerClientError, answerConnect } from './client-errors.ts';
 import { createDrain } from './drain.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
@@ -53,7 +54,7 @@ export function createMetricsServer(
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) =>
     refuse(res, 417, 'Only `Expect: 100-continue` is understood: send the request without Expect'),
   );
-  server.on('connect', answerConnect);
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket));
   // `Expect: 100-continue`: only the purge, past its token check, asks for the body (invalidate.ts), not Node for all.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   const requests = createDrain<undefined>(server);

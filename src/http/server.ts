@@ -235,10 +235,13 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   ).unref();
   server.once('close', () => clearInterval(stalls));
   // A refusal of node:http's own to a request whose head it read (408, a body too slow) names a listed origin too.
+  // One whose head it could not read is logged and counted as the server's own refusals are, its method and path `-`.
+  const refusedUnread = (req?: IncomingMessage) => (status: number) =>
+    void app.refused?.({ method: req?.method ?? '-', path: req?.url ?? '-', id: null }, status);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-    answerClientError(error, socket, (req) => app.corsHeaders?.(req.headers.origin) ?? {}),
+    answerClientError(error, socket, (req) => app.corsHeaders?.(req.headers.origin) ?? {}, refusedUnread()),
   );
-  server.on('connect', answerConnect);
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => answerConnect(socket, refusedUnread(req)));
   // `Expect: 100-continue`: Node would send 100 Continue before any check here, asking for a body the server then
   // refuses (413, 503, 401). The request goes the usual way and the 100 goes out only when it is passed on; a refusal
   // comes in its place, and Node closes the connection after it (the client may or may not send its body).

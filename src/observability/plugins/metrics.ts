@@ -22,6 +22,8 @@ export interface OperationMetrics {
   operationDuration: Histogram<'operation_type' | 'operation_name'>;
   errors: Counter<'code'>;
   clientDisconnects: Counter;
+  /** Requests refused before they ran, by status (a 408 node:http sent while the body was read is one). */
+  refusals: Counter<'status'>;
 }
 
 export interface MetricsPluginOptions {
@@ -86,8 +88,9 @@ export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptio
     },
     // The processed result carries the masked errors, i.e. the codes clients actually see.
     onResultProcess({ request, result, setResult, serverContext }) {
-      // node:http refused it itself (408, its body too slow): its client did not leave.
-      if (refusedByServer(serverContext) !== undefined) return;
+      // node:http refused it itself (408, its body too slow): its client did not leave; it counts as a refusal.
+      const refused = refusedByServer(serverContext);
+      if (refused !== undefined) return void metrics.refusals.inc({ status: String(refused) });
       // Nobody sees the errors of a client that left (one per field in flight): it counts once, as a disconnect.
       if (request.signal.aborted) return disconnected(request);
       if (!isAsyncIterable(result)) {

@@ -14,6 +14,7 @@ import {
 import { refusedCode } from '../../plugins/refusal-messages.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 import { refusedByServer } from '../../http/client-errors.ts';
+import { refusalCode } from '../../errors.ts';
 
 const ids = requestSlot<string>('request id');
 // Only plain tokens are taken from callers: an id ends up in logs and upstream headers.
@@ -196,7 +197,10 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       };
       // node:http refused it itself (408, its body too slow): that answer is its status.
       const refused = refusedByServer(serverContext);
-      if (refused !== undefined) return completed(request, entry, refused);
+      if (refused !== undefined) {
+        [entry.errors, entry.errorCode] = [1, refusalCode(refused)];
+        return completed(request, entry, refused);
+      }
       // No status was sent to a client that left first.
       if (request.signal.aborted) return gone(request);
       // A whole result is serialized by now, except for a client taking only streams: its line waits for that (it may be
