@@ -1,5 +1,7 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
-import { closedAfterEach } from '../helpers/facade.ts';
+import { closedAfterEach, startFacade } from '../helpers/facade.ts';
 import { faults } from '../helpers/upstream.ts';
 import { answerFor } from '../stale/reads.ts';
 
@@ -82,5 +84,72 @@ it('answers a request whose call is still at the PIM with its kept copy, before 
     status: 200,
     body: { data: { classificationGroups: { data: [{ version: 'v1' }] } }, extensions: { stale: [{}] } },
   });
+  await closed;
+});
+
+// A request that joined another's call at the PIM is answered with it, and asks nothing again after the shutdown's
+// stop: it asked again (its deadline later than the first's), sent a new call, and was cut with it.
+it('answers a request that joined a call at the PIM, and sends nothing after the stop', async () => {
+  const { upstream, facade } = await start(faults.slowHeaders(20_000), {
+    PIM_RETRIES: '0',
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+  });
+  const post = () =>
+    facade.post('{ classificationGroups(classificationId: "A") }').then(
+      (answer) => answer.body.errors?.[0]?.extensions?.code,
+      () => 'cut',
+    );
+  const first = post();
+  await expect.poll(() => upstream.requests.length).toBe(1);
+  const joined = post();
+  // Time to reach the façade and join the call under way (no figure tells when it has).
+  await sleep(300);
+  const closed = facade.close();
+  expect(await Promise.all([first, joined])).toEqual(['BUDGET_EXCEEDED', 'BUDGET_EXCEEDED']);
+  await closed;
+  expect(upstream.requests).toHaveLength(1);
+});
+
+// A call still connecting (a PIM whose TLS handshake hangs) had no start yet to end: its request waited for it.
+it('answers a request whose call is still connecting to the PIM, before the grace ends', async () => {
+  const sockets = new Set<Socket>();
+  const silent = createServer((socket) => void sockets.add(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = silent.address() as AddressInfo;
+    const facade = await startFacade(`https://127.0.0.1:${port}`, {
+      PIM_RETRIES: '0',
+      PIM_CONNECT_TIMEOUT_MS: '30000',
+      SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    });
+    const answer = facade.post('{ classificationGroups(classificationId: "A") }').catch(() => 'cut');
+    await expect.poll(() => sockets.size).toBeGreaterThan(0);
+    const closed = facade.close();
+    expect(await answer).toMatchObject({
+      status: 200,
+      body: { errors: [{ extensions: { code: 'BUDGET_EXCEEDED' } }] },
+    });
+    await closed;
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+// What the PIM is already answering is read to its end, as before: only a call it has not answered yet is let go.
+it('reads an answer already coming when the grace is about to end', async () => {
+  const { upstream, facade } = await start(
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).write('{"status":200,"meta":{},"data":[');
+      // Its end comes after the stop (a second before the grace ends), before the grace ends.
+      const timer = setTimeout(() => res.end('"whole"]}'), GRACE_MS - 500);
+      res.once('close', () => clearTimeout(timer));
+    },
+    { PIM_RETRIES: '0', SHUTDOWN_GRACE_MS: String(GRACE_MS) },
+  );
+  const answer = facade.post('{ classificationGroups(classificationId: "A") }').catch(() => 'cut');
+  await expect.poll(() => upstream.requests.length).toBe(1);
+  const closed = facade.close();
+  expect(await answer).toMatchObject({ status: 200, body: { data: { classificationGroups: { data: ['whole'] } } } });
   await closed;
 });

@@ -128,7 +128,7 @@ function tell(
 
 type TimedHandler = Dispatcher.DispatchHandler & {
   fail(error: Error): void;
-  /** Ends the call for its caller now, as its leaving does (see Leavable): the PIM's answer, if any, goes unread. */
+  /** Ends the call for its caller now, as its leaving does (see Leavable), unless its answer is already coming. */
   leave(reason: Error): void;
 };
 
@@ -150,10 +150,18 @@ function timedHandler(
   let expired: Error | undefined;
   let ended = false;
   let failed = false;
-  const timedOut = () => {
-    expired = pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${timeoutMs} ms`));
-    controller?.abort(expired);
+  // The handler heard the call's end before undici started it (still connecting): undici's own start and end, later,
+  // are not news to it; the slot is held until that end.
+  let told = false;
+  // Ends the call for its caller: at once, with the start undici has not made yet, if it is still connecting.
+  const endWith = (error: Error) => {
+    expired = error;
+    if (controller) return controller.abort(error);
+    if (told) return;
+    told = true;
+    refuse(handler, error);
   };
+  const timedOut = () => endWith(pimError('UPSTREAM_TIMEOUT', new Error(`upstream call exceeded ${timeoutMs} ms`)));
   let timer = setTimeout(
     () => {
       if (budgetMs >= timeoutMs) return timedOut();
@@ -162,8 +170,7 @@ function timedHandler(
         timer = setTimeout(timedOut, timeoutMs - budgetMs);
         return;
       }
-      expired = budgetSpent();
-      controller?.abort(expired);
+      endWith(budgetSpent());
     },
     Math.min(budgetMs, timeoutMs),
   );
@@ -176,21 +183,23 @@ function timedHandler(
   return {
     /** Ends a call whose dispatch threw: frees the slot, and tells the handler unless it already heard the end. */
     fail(error) {
-      const told = ended;
+      const heard = ended || told;
       failed = true;
       end();
       controller?.abort(error);
-      if (told) return;
+      if (heard) return;
       if (controller) tell(handler, error, () => undefined, facing ?? controller);
       else refuse(handler, error);
     },
     leave(reason) {
       if (ended) return;
-      if (facing) return facing.abort(reason);
-      expired = reason;
+      // An answer already coming is read to its end: only a call the PIM has not answered yet is left.
+      if (facing) return void (facing.answered || facing.abort(reason));
+      endWith(reason);
     },
     onRequestStart(c, context) {
       controller = c;
+      if (told) return c.abort(expired!);
       facing = new Leavable(c, (reason) => handler.onResponseError?.(facing!, reason));
       handler.onRequestStart?.(facing, context);
       if (expired) c.abort(expired);
@@ -220,7 +229,7 @@ function timedHandler(
     onResponseError(c, error) {
       // After fail() the handler has already heard this call's end; the abort's echo is not news. A caller that
       // left heard it then.
-      if ((ended && failed) || facing?.left) return end();
+      if ((ended && failed) || told || facing?.left) return end();
       end();
       handler.onResponseError?.(facing ?? c, error);
     },

@@ -138,10 +138,11 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
    */
   function acquire(key: QueueKey, deadline: number, signal?: AbortSignal, joined?: JoinedShares): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    // Closed, no call goes out: one sent now would be cut with its connection as the grace ends.
+    if (closed) return Promise.reject(shutDown());
     const p = partitionOf(key.partition);
     const own = shareOf(p, key.share);
     if (active < maxConcurrency && p.active < maxPerKey && p.waiting === 0) return Promise.resolve(take(p, own));
-    if (closed) return (forget(p, own), Promise.reject(shutDown()));
     return new Promise<Release>((resolve, reject) => {
       let waiting = true;
       const done = (kept?: Share) => {
@@ -182,7 +183,7 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
     /** Calls waiting for a slot now. */
     waiting: () => leaving.size,
     /**
-     * Fails every call waiting (BUDGET_EXCEEDED, never sent), and from now on every call that would wait: the
+     * Fails every call waiting (BUDGET_EXCEEDED, never sent), and from now on every call asking for a slot: the
      * shutdown's grace is ending, and a request answered with that error is better than one cut unanswered.
      */
     close() {

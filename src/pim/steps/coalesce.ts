@@ -111,7 +111,8 @@ export function createCoalescing({
               error.requestLimit === true ||
               (error.code === 'BUDGET_EXCEEDED' && call.deadline > flight.deadline) ||
               (wait !== undefined && wait < left);
-            if (!notMine || left <= 0) throw error;
+            // Nor is anything asked again once the shutdown has let go of the calls.
+            if (!notMine || left <= 0 || shutdown?.aborted) throw error;
             if (!wait) return coalesced(request, call, true);
             return waitToRetry(wait, error, signal, shutdown).then(() => coalesced(request, call, true));
           })
