@@ -106,7 +106,9 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
       // Accept), not an operation the document lacks (200 under application/json).
       if (params.operationName != null && typeof params.operationName !== 'string') throw badOperationName();
       if (typeof params.query !== 'string') return;
-      if (sentDocumentId(params, request) !== undefined) throw idAndText();
+      // `null` or empty (a generic client's unset field) names none.
+      const named = sentDocumentId(params, request);
+      if (named !== undefined && named !== null && named !== '') throw idAndText();
       const claimed = apqHash(params);
       if (claimed === undefined) return;
       const hash = sha256Hex(params.query);

@@ -163,6 +163,17 @@ describe('the APQ protocol', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
+  it('runs a text sent with a documentId that is null or empty, as a generic client sends an unset field', async () => {
+    const query = '{ __typename }';
+    const viaGet = await fetch(`${apq.url}?query=${encodeURIComponent(query)}&documentId=`);
+    const viaPost = await fetch(apq.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, documentId: null }),
+    });
+    for (const response of [viaGet, viaPost]) expect(await response.json()).toEqual({ data: { __typename: 'Query' } });
+  });
+
   it('stores a registered document only once it has parsed and passed the abuse limits', async () => {
     const refused = [hostile.replace('Hostile', 'Hostile2'), 'query Broken { __typename'];
     const sent = await Promise.all(refused.map(async (doc) => codes(await register(apq, doc))));
