@@ -38,23 +38,35 @@ export const servedByYoga = (path: string, { graphql, assets }: YogaPaths) =>
   (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
   (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
 
+/** How many Host headers a request's raw head has (Node keeps the first). */
+export function hostHeaders(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+// Lists by definition, whose lines a proxy splits or adds to: HTTP/2 splits Cookie (RFC 9113 §8.2.3).
+const LISTS = new Set(['cookie', 'forwarded', 'x-forwarded-for', 'via']);
+
 /**
- * Finds the first of `names` (Host and the credential headers) that a request's raw head carries twice. Node keeps
- * the first Host and Authorization and joins two X-API-KEY as `a, b`: a proxy or gateway in front that reads another
- * one disagrees with the PIM on which host is meant or who is asking (RFC 9112 §3.2, RFC 9110 §5.3).
+ * Finds a credential header (`names`) that a request's raw head carries twice with different values. Node keeps the
+ * first Authorization and joins two X-API-KEY as `a, b`: a gateway in front that reads the other one disagrees with
+ * the PIM on who is asking (RFC 9110 §5.3). The same value twice, or an empty one beside it, leaves no doubt.
  */
-export function createRepeatedHeaderCheck(names: readonly string[]) {
-  // Cookie is a list (HTTP/2 splits it, RFC 9113 §8.2.3), joined with `; ` as the RFC says.
-  const single = new Set(['host', ...names.filter((name) => name !== 'cookie')]);
+export function createCredentialCheck(names: readonly string[]) {
+  const single = new Set(names.filter((name) => !LISTS.has(name)));
   const lengths = new Set([...single].map((name) => name.length));
   return (raw: string[]): string | undefined => {
+    // Name, value, name, value: a request carries one or two credential headers.
     let seen: string[] | undefined;
     for (let i = 0; i < raw.length; i += 2) {
       if (!lengths.has(raw[i]!.length)) continue;
       const name = raw[i]!.toLowerCase();
-      if (!single.has(name)) continue;
-      if (seen?.includes(name)) return name;
-      (seen ??= []).push(name);
+      const value = raw[i + 1]!.trim();
+      if (!single.has(name) || value === '') continue;
+      seen ??= [];
+      for (let k = 0; k < seen.length; k += 2) if (seen[k] === name && seen[k + 1] !== value) return name;
+      seen.push(name, value);
     }
     return undefined;
   };

@@ -6,7 +6,8 @@ import {
   bodyRefusal,
   codingMessage,
   fragmentMessage,
-  createRepeatedHeaderCheck,
+  createCredentialCheck,
+  hostHeaders,
   isKnownHost,
   messages,
   oneHeaderMessage,
@@ -114,7 +115,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   const reserve = Math.max(0, maxInFlight - maxInFlightPerCredential);
   const reserveShare = Math.max(1, Math.floor(reserve / 2));
   const { paths } = app;
-  const repeatedHeader = createRepeatedHeaderCheck(app.credentialHeaders ?? []);
+  const twoCredentials = createCredentialCheck(app.credentialHeaders ?? []);
   const notServed = paths ? notServedMessage(paths.graphql) : messages[404]!;
 
   // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
@@ -138,9 +139,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     (req, res) => {
       // Each response with its sending's progress, until it closes; a shutdown lets it finish.
       responses.track(req, res, { waiting: 0, since: Date.now() });
-      // Two Host or credential headers leave which host or caller is meant to whoever reads them.
-      const repeated = repeatedHeader(req.rawHeaders);
-      if (repeated !== undefined) return void refuse(req, res, 400, oneHeaderMessage(repeated), true);
+      // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first).
+      if (hostHeaders(req.rawHeaders) > 1) return void refuse(req, res, 400, oneHeaderMessage('host'), true);
       // Not a path: the absolute form is served as the path it names (below). Any other (`*`, `*@host/x`) would put
       // its text in Yoga's URL before the path, past every check below (`*/metrics`; `*:x/` threw with a stack).
       const absolute = req.url!.charCodeAt(0) !== 47;
@@ -199,6 +199,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       // One credential may not take it all: its requests wait out their budget in its own queue share, and
       // other callers, who the fair queue would serve, must still get in.
+      // Two values of a credential header leave who is asking to whoever reads them.
+      const twice = twoCredentials(req.rawHeaders);
+      if (twice !== undefined) return void refuse(req, res, 400, oneHeaderMessage(twice), true);
       const credential = app.credentialOf?.(headersOf(req));
       const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
       const reserved = serving >= maxInFlight - reserve && holding >= reserveShare;

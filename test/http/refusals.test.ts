@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { useFacade } from '../helpers/facade.ts';
+import { startFacade, useFacade } from '../helpers/facade.ts';
 
 // Headers must arrive within half a second, so the 408 below comes quickly.
 const fixture = useFacade({ HTTP_HEADERS_TIMEOUT_MS: '500' });
@@ -69,8 +69,7 @@ describe('a credential header sent twice', () => {
   it.each([
     ['Authorization', 'Bearer first-token', 'Bearer other-token'],
     ['X-API-KEY', 'first-key', 'other-key'],
-    ['x-api-key', 'same-key', 'same-key'],
-  ])('two %s headers get 400, and nothing upstream', async (name, first, second) => {
+  ])('two %s headers of different values get 400, and nothing upstream', async (name, first, second) => {
     const body = '{"query":"{ classificationGroups(classificationId: \\"E\\") }"}';
     const answer = await raw(
       fixture.facade.port,
@@ -85,14 +84,37 @@ describe('a credential header sent twice', () => {
     expect(fixture.upstream.requests).toHaveLength(0);
   });
 
-  it('one of each is served', async () => {
-    const body = '{"query":"{ __typename }"}';
+  // No doubt who is asking: one of each, the same value twice, an empty one beside a value; and the probes, which no
+  // credential reaches.
+  it.each([
+    ['one of each', 'POST /graphql', 'Authorization: Bearer a-token\r\nX-API-KEY: a-key'],
+    ['the same value twice', 'POST /graphql', 'Authorization: Bearer a-token\r\nauthorization: Bearer a-token'],
+    ['an empty one beside a value', 'POST /graphql', 'X-API-KEY: \r\nx-api-key: a-key'],
+    ['two values on a probe', 'GET /health', 'Authorization: Bearer a\r\nAuthorization: Bearer b'],
+  ])('%s is served', async (_kind, line, headers) => {
+    const body = line.startsWith('POST') ? '{"query":"{ __typename }"}' : '';
     const answer = await raw(
       fixture.facade.port,
-      `POST /graphql HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer a-token\r\nX-API-KEY: a-key\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      `${line} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
       true,
     );
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  // A proxy chain adds its own X-Forwarded-For line (HAProxy's `option forwardfor`): a list, never refused.
+  it('a list header forwarded as a credential may come twice', async () => {
+    const facade = await startFacade(fixture.upstream.url, { PIM_FORWARD_HEADERS: 'x-api-key,x-forwarded-for' });
+    try {
+      const body = '{"query":"{ __typename }"}';
+      const answer = await raw(
+        facade.port,
+        `POST /graphql HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 10.0.0.1\r\nX-Forwarded-For: 10.0.0.2\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+        true,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      await facade.close();
+    }
   });
 });
 
