@@ -38,6 +38,18 @@ export const servedByYoga = (path: string, { graphql, assets }: YogaPaths) =>
   (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
   (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
 
+// RFC 9110 §9.3.2: a HEAD is served as its GET, whose content node:http does not send (Yoga serves GET and POST only).
+// Logged as the HEAD it was.
+const heads = new WeakSet<IncomingMessage>();
+export function servedAsGet(req: IncomingMessage): void {
+  heads.add(req);
+  req.method = 'GET';
+}
+
+/** The method a request came with: `method` (Yoga's), or HEAD for one served as its GET. */
+export const sentMethod = (serverContext: unknown, method: string): string =>
+  heads.has((serverContext as { req?: IncomingMessage } | undefined)?.req as IncomingMessage) ? 'HEAD' : method;
+
 /** How many Host headers a request's raw head has (Node keeps the first). */
 export function hostHeaders(raw: string[]): number {
   let count = 0;

@@ -11,6 +11,7 @@ import {
   isKnownHost,
   messages,
   oneHeaderMessage,
+  servedAsGet,
   servedByYoga,
   spellMediaType,
   targetMessage,
@@ -185,9 +186,8 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       // Yoga runs GraphQL at any URL ending in its endpoint (`/v1/graphql`, `/metrics?x=/graphql`), and its own
       // health check at any ending in `/health`, whatever the method: past a proxy's rules on those paths.
       if (paths && !servedByYoga(path, paths)) return void refuse(req, res, 404, notServed);
-      // RFC 9110 §9.3.2: HEAD is a GET whose content is not sent, which Yoga (GET and POST only) refused with 405. Its
-      // response was made for a HEAD: node:http sends the head Yoga writes and drops the body.
-      if (req.method === 'HEAD') req.method = 'GET';
+      // Yoga refused HEAD with 405. The response was made for a HEAD: node:http sends the head Yoga writes, no body.
+      if (req.method === 'HEAD') servedAsGet(req);
       // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
       // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
       // Only where CORS names its origin: without CORS_ORIGINS Yoga has no CORS step, and an OPTIONS goes through

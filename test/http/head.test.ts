@@ -1,10 +1,12 @@
 import { expect, it } from 'vitest';
 import { useFacade } from '../helpers/facade.ts';
+import { captureLogs } from '../helpers/logs.ts';
 import { withHeaders } from '../stale/reads.ts';
 
 // RFC 9110 §9.1: a server that answers GET answers HEAD too, with the same header fields and no content (§9.3.2): a
 // CDN's or link checker's HEAD of a cacheable GraphQL URL got 405.
-const fixture = useFacade({}, withHeaders('v1', { 'cache-control': 'max-age=300' }));
+const { logger, lines } = captureLogs('info');
+const fixture = useFacade({}, withHeaders('v1', { 'cache-control': 'max-age=300' }), { logger });
 const url = () =>
   `${fixture.facade.url}?query=${encodeURIComponent('{ products: catalogProducts(catalogId: "MASTER") }')}`;
 
@@ -23,6 +25,13 @@ it('a HEAD of a GraphQL GET answers its headers without the body, and its 304', 
   expect(revalidated.status).toBe(304);
   // The GET's stored result answered both.
   expect(fixture.upstream.requests).toHaveLength(1);
+  // Logged as the HEADs they were.
+  const methods = lines.filter((line) => line.msg === 'request completed').map((line) => [line.method, line.status]);
+  expect(methods).toEqual([
+    ['GET', 200],
+    ['HEAD', 200],
+    ['HEAD', 304],
+  ]);
 });
 
 it('a HEAD of the endpoint without a query is refused as the GET is', async () => {

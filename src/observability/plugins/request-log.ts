@@ -14,6 +14,7 @@ import {
 import { refusedCode } from '../../plugins/refusal-messages.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 import { refusedByServer } from '../../http/client-errors.ts';
+import { sentMethod } from '../../http/request-head.ts';
 import { refusalCode } from '../../errors.ts';
 
 const ids = requestSlot<string>('request id');
@@ -64,6 +65,7 @@ export const requestIdFrom = idFrom;
 /** What the line of one request collects until it is written. */
 interface Entry {
   at: number;
+  method: string;
   path: string;
   operations: string[];
   /** A streamed answer (@defer): its line waits for the last part, with the status kept here meanwhile. */
@@ -104,7 +106,7 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
   const completedLine = log && plainLines(log, 'info', 'request completed');
   const fieldsOf = (request: Request, entry: Entry) => ({
     reqId: requestIdOf(request),
-    method: request.method,
+    method: entry.method,
     path: entry.path,
     operations: entry.operations,
     durationMs: Math.round(performance.now() - entry.at),
@@ -120,7 +122,7 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
   const completed = (request: Request, entry: Entry, status: number) => {
     const line = {
       reqId: requestIdOf(request),
-      method: request.method,
+      method: entry.method,
       path: entry.path,
       operations: entry.operations,
       status,
@@ -148,8 +150,9 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
   };
   return {
     // Yoga has parsed the URL already: its path is taken here rather than parsed again per line.
-    onRequest({ request, url }) {
-      started.set(request, { at: performance.now(), path: clip(url.pathname), operations: [] });
+    onRequest({ request, url, serverContext }) {
+      const method = sentMethod(serverContext, request.method);
+      started.set(request, { at: performance.now(), method, path: clip(url.pathname), operations: [] });
     },
     onExecute({ args }) {
       const { type, name } = describeOperation(args.document, args.operationName);
@@ -192,6 +195,7 @@ export function useRequestLog({ logger }: { logger?: Logger | undefined } = {}):
       // None when a plugin before this one answered in its onRequest (a form POST's 415): at once, so now.
       const entry = started.get(request) ?? {
         at: performance.now(),
+        method: sentMethod(serverContext, request.method),
         path: clip(new URL(request.url).pathname),
         operations: [],
       };
