@@ -6,7 +6,7 @@ const int = (min: number, max: number) => {
   const digits = z
     .string({ error })
     .trim()
-    .regex(/^-?\d+$/, { error });
+    .regex(/^[+-]?\d+$/, { error });
   return digits.transform(Number).pipe(z.number({ error }).int({ error }).min(min, { error }).max(max, { error }));
 };
 const flag = z
@@ -69,7 +69,13 @@ const resourceAttributes = z
       'key=value pairs separated by commas, values percent-encoded: deployment.environment=prod,k8s.pod.name=web-1',
   })
   .transform((pairs) =>
-    Object.fromEntries(pairs.map((pair) => attributePair.exec(pair)!.slice(1, 3).map(decodeURIComponent))),
+    Object.fromEntries(
+      pairs.map((pair) => {
+        const [, key, value] = attributePair.exec(pair)!;
+        // Keys are tokens, taken as they are; values are percent-encoded.
+        return [key!, decodeURIComponent(value!)];
+      }),
+    ),
   );
 const MiB = 2 ** 20;
 const DAY_MS = 86_400_000;
@@ -437,8 +443,11 @@ function withNewNames(present: Record<string, string | undefined>) {
       deprecations.push(`${renamed.from} is ignored: ${name} is set too and wins; remove ${renamed.from}`);
       continue;
     }
-    // A decimal in the old unit (`1.5` s) is a whole number in the new one; anything else is refused as it was set.
-    values[name] = /^\s*\d+(\.\d+)?\s*$/.test(old) ? String(Math.round(Number(old) * renamed.factor)) : old;
+    // A decimal in the old unit (`1.5` s) is a whole number in the new one; anything else is refused as it was set,
+    // as is one that would round to 0 (`0.0001` s would turn stale-if-error off).
+    const converted = Number(old) * renamed.factor;
+    const whole = /^\s*\+?\d+(\.\d+)?\s*$/.test(old) && (converted === 0 || Math.round(converted) > 0);
+    values[name] = whole ? String(Math.round(converted)) : old;
     readFrom.set(name, renamed.from);
     deprecations.push(`${renamed.from} is deprecated: set ${name} instead (read now as its value × ${renamed.factor})`);
   }

@@ -42,6 +42,10 @@ describe('renamed settings (durations in ms, sizes in bytes)', () => {
   it('reads a decimal in the old unit as the whole number it is in the new one', () => {
     expect(loadConfig({ ...base, PIM_STALE_IF_ERROR_S: '1.5' }).pim.stale).toMatchObject({ staleIfErrorMs: 1_500 });
     expect(loadConfig({ ...base, PIM_CACHE_MAX_MB: '1.5' }).pim.cache).toMatchObject({ maxBytes: 1_572_864 });
+    // One that would round to 0 ms is refused: it would turn stale-if-error off.
+    expect(() => loadConfig({ ...base, PIM_STALE_IF_ERROR_S: '0.0001' })).toThrow(
+      /Invalid PIM_STALE_IF_ERROR_S="0.0001"/,
+    );
   });
 
   it('refuses a bad value under the old name, naming the name that was set', () => {

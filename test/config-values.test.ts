@@ -27,8 +27,8 @@ describe('a numeric setting not written in decimal digits', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid ${name}=.*an integer from`));
   });
 
-  it('takes decimal digits, with spaces around them', () => {
-    expect(loadConfig({ PORT: ' 8080 ', SHUTDOWN_GRACE_MS: '10000' })).toMatchObject({
+  it('takes decimal digits, with spaces or a + around them', () => {
+    expect(loadConfig({ PORT: ' 8080 ', SHUTDOWN_GRACE_MS: '+10000' })).toMatchObject({
       port: 8080,
       http: { shutdownGraceMs: 10_000 },
     });
@@ -48,8 +48,15 @@ describe('REDIS_URL with a query or fragment', () => {
 });
 
 describe('OTEL_RESOURCE_ATTRIBUTES', () => {
-  it.each(['k8s.pod.name', 'a=b,c', '=b', 'a=%zz'])('refuses %s, naming the form it takes', (value) => {
+  it.each(['k8s.pod.name', 'a=b,c', '=b', 'a=%zz', 'a b=c'])('refuses %s, naming the form it takes', (value) => {
     expect(() => loadConfig({ OTEL_RESOURCE_ATTRIBUTES: value })).toThrow(/OTEL_RESOURCE_ATTRIBUTES.*key=value pairs/);
+  });
+
+  // A key is taken as it is: decoded, `%zz` threw a URIError past the one-line refusal.
+  it('takes a key as it is', () => {
+    expect(loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'a%zz=1' }).observability.resourceAttributes).toEqual({
+      'a%zz': '1',
+    });
   });
 
   it('reads key=value pairs, trimmed and percent-decoded', () => {
