@@ -12,6 +12,8 @@ async function resourceOf(env: Record<string, string>) {
   const spans = new InMemorySpanExporter();
   const { facade } = await servers.start(echo, env, { extras: { spanExporter: spans } });
   await facade.post(query);
+  // The operation's span may end just after its answer is out.
+  await expect.poll(() => spans.getFinishedSpans().length).toBeGreaterThan(0);
   const [span] = spans.getFinishedSpans();
   await span!.resource.waitForAsyncAttributes?.();
   return span!.resource.attributes;

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { captureLogs } from '../helpers/logs.ts';
-import { echo } from '../helpers/upstream.ts';
+import { faults } from '../helpers/upstream.ts';
 
 // docs/operations.md, Shutdown: "What still runs when the grace ends is cut; then the upstream pool closes". A request
 // cut there was logged `request completed` with status 200 (its client got a reset), and the pool closing under its
@@ -12,7 +12,8 @@ const { start } = closedAfterEach();
 it('a request cut at the end of the grace is a client gone, not a PIM failure', async () => {
   const { logger, lines } = captureLogs('info');
   const { upstream, facade } = await start(
-    (req, res) => void setTimeout(() => echo(req, res), 3_000),
+    // An answer already coming, read to its end (test/http/shutdown-queued.test.ts): still running when the grace ends.
+    faults.slowBody,
     {
       SHUTDOWN_GRACE_MS: '300',
       PIM_CACHE: 'false',
