@@ -77,7 +77,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         logger?.warn({ err: String(reason) }, 'A dependency did not close cleanly');
       }
     },
-    /** The headers that name a caller upstream: the server refuses a request that sends one twice. */
+    /** The headers that name a caller upstream: the server refuses a request that sends one with two values. */
     credentialHeaders: credentialNames,
     /** The share the server counts a request in: its credential's once the PIM accepted it (credential.ts). */
     credentialOf: (headers: Pick<Headers, 'get'>) => credentials.doorShare(headers),

@@ -362,7 +362,7 @@ const layout = {
           error: 'a redis:// or rediss:// URL whose user and password are percent-encoded (a % as %25)',
         })
         // Nothing reads a query (`?password=`, `?tls=true`): the connection would go without it, failing later.
-        .refine((value) => urlOf(value).search === '' && urlOf(value).hash === '' && !value.includes('?'), {
+        .refine(noQuery, {
           error:
             'a redis:// or rediss:// URL without a query or fragment (TLS is rediss://, a password redis://:pw@host)',
         })

@@ -56,7 +56,7 @@ export interface ServedApp {
    * files under `assets/`. Any other gets 404 first: Yoga would run GraphQL at any URL ending in its endpoint.
    */
   paths?: YogaPaths;
-  /** The headers that name a request's credential (lower case): a request carries each at most once. */
+  /** The headers that name a request's credential (lower case): a request carries each with one value. */
   credentialHeaders?: readonly string[];
   /** The credential a request is served on (a one-way key): its requests in flight count together. */
   credentialOf?(headers: Pick<Headers, 'get'>): string;
@@ -196,12 +196,12 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (preflight && 'access-control-allow-origin' in (app.corsHeaders?.(req.headers.origin) ?? {})) {
         return void passOn(req, res);
       }
-      // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
-      // One credential may not take it all: its requests wait out their budget in its own queue share, and
-      // other callers, who the fair queue would serve, must still get in.
       // Two values of a credential header leave who is asking to whoever reads them.
       const twice = twoCredentials(req.rawHeaders);
       if (twice !== undefined) return void refuse(req, res, 400, oneHeaderMessage(twice), true);
+      // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
+      // One credential may not take it all: its requests wait out their budget in its own queue share, and
+      // other callers, who the fair queue would serve, must still get in.
       const credential = app.credentialOf?.(headersOf(req));
       const holding = credential === undefined ? 0 : (held.get(credential) ?? 0);
       const reserved = serving >= maxInFlight - reserve && holding >= reserveShare;

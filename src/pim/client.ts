@@ -76,8 +76,8 @@ export interface PimClient {
   /** Calls waiting for a connection to the PIM now, for metrics. */
   queued(): number;
   /**
-   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), those that would wait from now on, those still at
-   * the PIM (BUDGET_EXCEEDED, unread) and those waiting to retry (with the failure they waited on): called as the
+   * Fails the calls waiting for a connection (BUDGET_EXCEEDED), those that would wait from now on, those the PIM
+   * has not begun to answer (BUDGET_EXCEEDED, unread) and those waiting to retry (with the failure they waited on): called as the
    * shutdown's grace is about to end, so their requests are answered rather than cut.
    */
   closeQueue(): void;

@@ -45,8 +45,8 @@ export interface AdmissionOptions {
    */
   stop?: () => Error | undefined;
   /**
-   * Aborted as the shutdown's grace is about to end: each call at the PIM then ends for its caller (BUDGET_EXCEEDED,
-   * or a kept copy where stale serving has one), which is answered rather than cut with its connection.
+   * Aborted as the shutdown's grace is about to end: each call the PIM has not begun to answer then ends for its
+   * caller (BUDGET_EXCEEDED, or a kept copy where stale serving has one), which is answered rather than cut.
    */
   shutdown?: AbortSignal | undefined;
 }

@@ -26,8 +26,8 @@ export function tagsOf(path: string): string[] {
 }
 
 /**
- * The tag of an answer that reads some classification the path does not name (a search narrowed by a group, not its classification):
- * an invalidation of any classification matches it. No id spells it: ids are never empty.
+ * The tag of an answer that reads some classification the path does not name (a search narrowed by a group, not by
+ * the group's classification): an invalidation of any classification matches it. No id spells it: ids are never empty.
  */
 export const ANY_CLASSIFICATION = 'classification:';
 
