@@ -63,23 +63,32 @@ const LISTS = new Set(['cookie', 'forwarded', 'x-forwarded-for', 'via']);
 /**
  * Finds a credential header (`names`) that a request's raw head carries twice with different values. Node keeps the
  * first Authorization and joins two X-API-KEY as `a, b`: a gateway in front that reads the other one disagrees with
- * the PIM on who is asking (RFC 9110 §5.3). The same value twice, or an empty one beside it, leaves no doubt.
+ * the PIM on who is asking (RFC 9110 §5.3). The same value twice, or an empty one beside it, leaves no doubt: that
+ * value is what the request carries, where Node joined `k, k` or `, k` into a key the PIM does not know.
  */
 export function createCredentialCheck(names: readonly string[]) {
   const single = new Set(names.filter((name) => !LISTS.has(name)));
   const lengths = new Set([...single].map((name) => name.length));
-  return (raw: string[]): string | undefined => {
+  return (req: IncomingMessage): string | undefined => {
+    const raw = req.rawHeaders;
     // Name, value, name, value: a request carries one or two credential headers.
-    let seen: string[] | undefined;
+    let values: Map<string, string> | undefined;
+    let met: string[] | undefined;
+    let twice = false;
     for (let i = 0; i < raw.length; i += 2) {
       if (!lengths.has(raw[i]!.length)) continue;
       const name = raw[i]!.toLowerCase();
+      if (!single.has(name)) continue;
+      if (met?.includes(name)) twice = true;
+      else (met ??= []).push(name);
       const value = raw[i + 1]!.trim();
-      if (!single.has(name) || value === '') continue;
-      seen ??= [];
-      for (let k = 0; k < seen.length; k += 2) if (seen[k] === name && seen[k + 1] !== value) return name;
-      seen.push(name, value);
+      if (value === '') continue;
+      const before = (values ??= new Map()).get(name);
+      if (before !== undefined && before !== value) return name;
+      values.set(name, value);
     }
+    // Rare: a header sent more than once is set again to its one value (or to none, all being empty).
+    if (twice) for (const name of met!) req.headers[name] = values?.get(name) ?? '';
     return undefined;
   };
 }

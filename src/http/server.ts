@@ -197,7 +197,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
         return void passOn(req, res);
       }
       // Two values of a credential header leave who is asking to whoever reads them.
-      const twice = twoCredentials(req.rawHeaders);
+      const twice = twoCredentials(req);
       if (twice !== undefined) return void refuse(req, res, 400, oneHeaderMessage(twice), true);
       // Each request held costs memory for up to its whole budget: past the bound, refuse before any work.
       // One credential may not take it all: its requests wait out their budget in its own queue share, and

@@ -101,6 +101,23 @@ describe('a credential header sent twice', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  // Node joins the lines of a header it does not know (`k, k`, `, k`), which the PIM would read as one unknown key,
+  // and keeps the first Authorization, empty or not.
+  it.each([
+    ['the same key twice', 'x-api-key', 'X-API-KEY: a-key\r\nx-api-key: a-key', 'a-key'],
+    ['an empty key beside one', 'x-api-key', 'X-API-KEY: \r\nx-api-key: a-key', 'a-key'],
+    ['a key beside an empty one', 'x-api-key', 'X-API-KEY: a-key\r\nx-api-key:  ', 'a-key'],
+    ['a token after an empty one', 'authorization', 'Authorization:\r\nAuthorization: Bearer t', 'Bearer t'],
+  ])('%s goes upstream once', async (_kind, name, headers, sent) => {
+    const body = '{"query":"{ classificationGroups(classificationId: \\"E\\") }"}';
+    await raw(
+      fixture.facade.port,
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\n${headers}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      true,
+    );
+    expect(fixture.upstream.requests.map((call) => call.headers[name])).toEqual([sent]);
+  });
+
   // A proxy chain adds its own X-Forwarded-For line (HAProxy's `option forwardfor`): a list, never refused.
   it('a list header forwarded as a credential may come twice', async () => {
     const facade = await startFacade(fixture.upstream.url, { PIM_FORWARD_HEADERS: 'x-api-key,x-forwarded-for' });
