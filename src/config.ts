@@ -25,6 +25,7 @@ const urlOf = (value: string) => (URL.canParse(value) ? new URL(value) : new URL
 // A base URL that paths are added to: a query or fragment in it would come before them, or be dropped.
 // A bare `?` is a query too (URL.search reads it as ''), after which `${base}/v1/traces` would be the query.
 const noQuery = (value: string) => !value.includes('?') && !value.includes('#');
+const withPath = (base: string | undefined, path: string) => base && `${base.replace(/\/+$/, '')}${path}`;
 // An origin as a browser's Origin header spells it: an http(s) URL's own origin; an app's or extension's scheme
 // (capacitor://localhost, chrome-extension://<id>) has none in URL terms, but is sent as scheme://host. The web's other
 // schemes send `null` (a file) or no Origin a page could have (ws:, blob:, …).
@@ -288,7 +289,7 @@ const layout = {
   },
   /** createObservability, and where main.ts serves the metrics. */
   observability: {
-    /** OTLP/HTTP collector base URL; undefined turns tracing off. */
+    /** OTLP/HTTP collector base URL; spans go to its /v1/traces (toConfig resolves the URL they are sent to). */
     otlpEndpoint: env(
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       url(/^https?$/, 'an http(s) URL such as http://collector:4318')
@@ -342,6 +343,12 @@ const layout = {
     // Unset: three quarters of PIM_MAX_INFLIGHT_BYTES, as above.
     maxInflightBytesPerCredential: env('PIM_MAX_INFLIGHT_BYTES_PER_CREDENTIAL', int(1_024, 68_719_476_736).optional()),
     pimCache: env('PIM_CACHE', flag.default(true)),
+    // The OpenTelemetry SDKs' own: the traces' URL as it is (no /v1/traces added), and a switch for tracing off.
+    otlpTracesEndpoint: env(
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      url(/^https?$/, 'an http(s) URL such as http://collector:4318/v1/traces').optional(),
+    ),
+    otelDisabled: env('OTEL_SDK_DISABLED', flag.default(false)),
     apq: env('GRAPHQL_APQ', flag.default(true)),
     // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0: off.
     responseCacheBytes: env(
@@ -477,6 +484,13 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
       ...groups.http,
       maxInFlightPerCredential: shareOf(groups.http.maxInFlight, e.maxInFlightPerCredential),
       metricsPath: (groups.observability.metricsPort === undefined && groups.observability.metricsPath) || undefined,
+    },
+    observability: {
+      ...groups.observability,
+      /** Where spans are sent; undefined turns tracing off. */
+      otlpTracesUrl: e.otelDisabled
+        ? undefined
+        : (e.otlpTracesEndpoint ?? withPath(groups.observability.otlpEndpoint, '/v1/traces')),
     },
     development: e.nodeEnv === 'development',
     /** Serve the bundled demo catalog and call it instead of PIM_BASE_URL: asked for, or nothing else to call. */

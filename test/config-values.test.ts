@@ -146,7 +146,37 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   });
 
   it('takes a base URL, with a path of its own', () => {
-    const endpoint = 'http://collector:4318/otlp';
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }).observability.otlpEndpoint).toBe(endpoint);
+    const endpoint = 'http://collector:4318/otlp/';
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }).observability.otlpTracesUrl).toBe(
+      'http://collector:4318/otlp/v1/traces',
+    );
+  });
+});
+
+// The OpenTelemetry SDKs' own settings, which operators set from their collector's docs (or an operator injects).
+describe('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_SDK_DISABLED', () => {
+  it('sends spans to the traces endpoint as it is, alone or over the base URL', () => {
+    const traces = 'http://traces:4318/custom/path?tenant=a';
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces }).observability.otlpTracesUrl).toBe(traces);
+    const both = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces };
+    expect(loadConfig(both).observability.otlpTracesUrl).toBe(traces);
+  });
+
+  it('refuses a traces endpoint that is no http(s) URL', () => {
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector:4318' })).toThrow(
+      /^Invalid OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=/,
+    );
+  });
+
+  it('turns tracing off with OTEL_SDK_DISABLED=true, whatever endpoint is set', () => {
+    const endpoints = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
+    };
+    expect(loadConfig({ ...endpoints, OTEL_SDK_DISABLED: 'true' }).observability.otlpTracesUrl).toBeUndefined();
+    expect(loadConfig({ ...endpoints, OTEL_SDK_DISABLED: 'false' }).observability.otlpTracesUrl).toBe(
+      endpoints.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    );
+    expect(loadConfig({}).observability.otlpTracesUrl).toBeUndefined();
   });
 });

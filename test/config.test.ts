@@ -108,7 +108,11 @@ describe('loadConfig', () => {
 
   it('reads every setting: a valid value other than the default changes the configuration', () => {
     // Settings that only make sense together with another get that other one here.
-    const base = { PIM_BASE_URL: 'http://base.example', PERSISTED_DOCUMENTS_PATH: 'manifest.json' };
+    const base = {
+      PIM_BASE_URL: 'http://base.example',
+      PERSISTED_DOCUMENTS_PATH: 'manifest.json',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example',
+    };
     const defaults = JSON.stringify(loadConfig(base));
     for (const name of Object.keys(settings.shape)) {
       const tried = [...urlCandidates, ...candidates].filter((value) => {

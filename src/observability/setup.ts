@@ -19,8 +19,8 @@ import { createTracerProvider } from './tracing.ts';
 
 export interface ObservabilityOptions {
   logger?: Logger | undefined;
-  /** OTLP/HTTP endpoint; absent (and no exporter): no tracing. */
-  otlpEndpoint?: string | undefined;
+  /** The OTLP/HTTP URL spans are sent to; absent (and no exporter): no tracing. */
+  otlpTracesUrl?: string | undefined;
   /** Replaces the OTLP exporter, for tests. */
   spanExporter?: SpanExporter | undefined;
   /** OTEL_SERVICE_NAME; unset, `service.name` of the resource attributes, else the app's name. */
@@ -83,7 +83,7 @@ export interface Observability {
 /** Wires metrics, logs and traces of one app instance; see docs/operations.md, Monitoring. */
 export function createObservability({
   logger,
-  otlpEndpoint,
+  otlpTracesUrl,
   spanExporter,
   serviceName,
   resourceAttributes,
@@ -107,7 +107,7 @@ export function createObservability({
     10_000,
   );
   const provider = createTracerProvider({
-    endpoint: otlpEndpoint,
+    url: otlpTracesUrl,
     exporter: spanExporter,
     serviceName,
     attributes: resourceAttributes,

@@ -21,8 +21,8 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 let globalsSet = false;
 
 export interface TracingOptions {
-  /** OTLP/HTTP base URL, e.g. http://collector:4318; spans go to `${endpoint}/v1/traces`. */
-  endpoint?: string | undefined;
+  /** The OTLP/HTTP URL spans are sent to, e.g. http://collector:4318/v1/traces. */
+  url?: string | undefined;
   /** Replaces the OTLP exporter (tests pass an in-memory one); spans are then exported one by one. */
   exporter?: SpanExporter | undefined;
   /** OTEL_SERVICE_NAME; unset, `service.name` of `attributes`, else the app's name. */
@@ -39,8 +39,8 @@ const DEFAULT_SERVICE_NAME = 'pim-graphql-facade';
  * Creates this app's tracer provider, or undefined when there is nowhere to send spans.
  * The provider is not registered globally, so two apps in one process keep their own exporters.
  */
-export function createTracerProvider({ endpoint, exporter, serviceName, attributes, onExportFailure }: TracingOptions) {
-  if (!exporter && !endpoint) return undefined;
+export function createTracerProvider({ url, exporter, serviceName, attributes, onExportFailure }: TracingOptions) {
+  if (!exporter && !url) return undefined;
   if (!globalsSet) {
     // Parent/child links across awaits need an async context manager; `traceparent` headers in
     // and out need the W3C propagator. Both are process-wide, so they are set once.
@@ -48,7 +48,7 @@ export function createTracerProvider({ endpoint, exporter, serviceName, attribut
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   }
   const sink = reporting(
-    exporter ?? new OTLPTraceExporter({ url: `${endpoint!.replace(/\/+$/, '')}/v1/traces` }),
+    exporter ?? new OTLPTraceExporter({ url }),
     onExportFailure,
   );
   const processor = exporter ? new SimpleSpanProcessor(sink) : new BatchSpanProcessor(sink);

@@ -169,4 +169,30 @@ describe('tracing', () => {
     }
     expect(collector.requests).toMatchObject([{ method: 'POST', url: '/v1/traces' }]);
   });
+
+  it('sends spans to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, and none with OTEL_SDK_DISABLED=true', async () => {
+    const collector = await startUpstream((_req, res) => void res.writeHead(200).end());
+    const traces = `${collector.url}/otlp/traces`;
+    try {
+      for (const disabled of ['false', 'true']) {
+        const app = await startFacade(upstream.url, {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces,
+          OTEL_SDK_DISABLED: disabled,
+        });
+        try {
+          await fetch(app.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: '{ catalogProducts(catalogId: "MACHINERY") }' }),
+          });
+        } finally {
+          await app.close();
+        }
+      }
+    } finally {
+      await collector.close();
+    }
+    // The first app's spans, flushed as it closed; the second sent none.
+    expect(collector.requests).toMatchObject([{ method: 'POST', url: '/otlp/traces' }]);
+  });
 });
