@@ -72,23 +72,25 @@ export function createCredentialCheck(names: readonly string[]) {
   return (req: IncomingMessage): string | undefined => {
     const raw = req.rawHeaders;
     // Name, value, name, value: a request carries one or two credential headers.
-    let values: Map<string, string> | undefined;
-    let met: string[] | undefined;
+    let seen: string[] | undefined;
     let twice = false;
     for (let i = 0; i < raw.length; i += 2) {
       if (!lengths.has(raw[i]!.length)) continue;
       const name = raw[i]!.toLowerCase();
       if (!single.has(name)) continue;
-      if (met?.includes(name)) twice = true;
-      else (met ??= []).push(name);
+      seen ??= [];
       const value = raw[i + 1]!.trim();
-      if (value === '') continue;
-      const before = (values ??= new Map()).get(name);
-      if (before !== undefined && before !== value) return name;
-      values.set(name, value);
+      for (let k = 0; k < seen.length; k += 2) {
+        if (seen[k] !== name) continue;
+        if (value !== '' && seen[k + 1] !== '' && seen[k + 1] !== value) return name;
+        twice = true;
+      }
+      seen.push(name, value);
     }
     // Rare: a header sent more than once is set again to its one value (or to none, all being empty).
-    if (twice) for (const name of met!) req.headers[name] = values?.get(name) ?? '';
+    if (!twice) return undefined;
+    for (let k = 0; k < seen!.length; k += 2) req.headers[seen![k]!] = '';
+    for (let k = 0; k < seen!.length; k += 2) if (seen![k + 1] !== '') req.headers[seen![k]!] = seen![k + 1];
     return undefined;
   };
 }
