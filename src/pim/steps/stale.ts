@@ -19,6 +19,10 @@ export interface StaleOptions {
   defaultTtlMs: number;
   /** Epoch ms of the latest invalidation of a path: answers stored before it are no longer fresh. */
   invalidatedSince: (path: string) => number;
+  /** Records the PIM's 401 to a credential partition, for every instance. */
+  revoke: (partition: string) => void;
+  /** Epoch ms of the latest 401 to a credential partition: its answers stored before it stand in for nothing. */
+  revokedSince: (partition: string) => number;
   /** Time a background refresh has, queue wait included. */
   refreshBudgetMs: number;
   /** Opens the byte account of a background refresh, which belongs to no GraphQL request, in its credential's share. */
@@ -45,7 +49,7 @@ const isVerdict = (error: unknown): error is PimError =>
 const isOutage = (error: unknown): error is PimError =>
   error instanceof PimError && outageCodes.has(error.code) && !isVerdict(error);
 // Of those, the PIM's word on the key or the resource itself (not on the request's form, nor a proxy's 408).
-const endsKeptCopy = (error: unknown): boolean =>
+const endsKeptCopy = (error: unknown): error is PimError =>
   isVerdict(error) && (error.status === 401 || error.status === 403 || error.status === 404 || error.status === 410);
 
 /**
@@ -55,11 +59,15 @@ const endsKeptCopy = (error: unknown): boolean =>
  * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
  */
 export function createStaleLayer(options: StaleOptions): Layer {
-  const { store, invalidatedSince, onOutcome } = options;
+  const { store, invalidatedSince, revokedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
+    // A 401 is the PIM's word on the key, whatever the URL: no copy the key had before it is served to it again.
+    const current = (found: KeptAnswer | undefined, partition: string) =>
+      found && found.storedAt > revokedSince(partition) ? found : undefined;
     // Whether a copy in Redis (another instance's) would stand in for a call now.
-    const standsIn = (found: KeptAnswer | undefined) => found !== undefined && Date.now() <= found.errorUntil;
+    const standsIn = (found: KeptAnswer | undefined, partition: string) =>
+      current(found, partition) !== undefined && Date.now() <= found!.errorUntil;
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
     const lateOf = (path: string, sentAt: number) => {
       const invalidated = invalidatedSince(path);
@@ -70,8 +78,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const newerHeld = (held: KeptAnswer | undefined, late: number | undefined) =>
       late !== undefined && held !== undefined && held.storedAt > late;
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
-    const endWith = (key: string, path: string, sentAt: number, error: unknown) => {
+    const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
+      // Told to the fleet by an instance that held some of its copies (a made-up key has none, and adds nothing).
+      if (error.status === 401 && store.holds(partition)) options.revoke(partition);
       const late = lateOf(path, sentAt);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
@@ -110,7 +120,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       next(request, { headers, queueKey, partition, bytes, deadline: sentAt + options.refreshBudgetMs })
         .then(
           (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
-          (error: unknown) => endWith(key, request.path, sentAt, error),
+          (error: unknown) => endWith(key, partition, request.path, sentAt, error),
         )
         .finally(() => (bytes.release(), refreshing.delete(key)));
     };
@@ -119,7 +129,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       const key = `${call.partition} ${request.path}`;
       // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
       const own = asksPastCache(call.headers);
-      const held = own ? undefined : store.peek(key);
+      const held = own ? undefined : current(store.peek(key), call.partition);
       const now = Date.now();
       if (
         held &&
@@ -141,7 +151,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
           held && now < held.errorUntil
             ? { ...call, standIn: true }
             : !held && !own && store.shared
-              ? { ...call, findStandIn: async () => standsIn(await (lookup ??= store.find(key))) }
+              ? { ...call, findStandIn: async () => standsIn(await (lookup ??= store.find(key)), call.partition) }
               : call,
         );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
@@ -155,9 +165,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
       } catch (error) {
         // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
         // readiness probe's own call (a made-up id) has no copy to end.
-        if (!own) endWith(key, request.path, sentAt, error);
+        if (!own) endWith(key, call.partition, request.path, sentAt, error);
         if (own || !isOutage(error)) throw error;
-        const found = await (lookup ?? store.find(key));
+        const found = current(await (lookup ?? store.find(key)), call.partition);
         if (!found || Date.now() > found.errorUntil) throw error;
         return served(found, error.code, onOutcome);
       }
