@@ -61,7 +61,9 @@ describe('coalescing across concurrent GraphQL requests', () => {
 
   // A 404, which no retry policy repeats, so the count shows the sharing alone.
   it('shares an upstream error with every waiter', async () => {
-    const gate = gated((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
+    const gate = gated((_req, res) =>
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":404,"error":"No Products found"}'),
+    );
     fixture.upstream.respond(gate.handler);
     const replies = Array.from({ length: 5 }, () => fixture.facade.post(products));
     await until(() => fixture.upstream.requests.length === 1, 5);

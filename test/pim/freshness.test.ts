@@ -26,7 +26,10 @@ let client: PimClient;
 beforeAll(async () => {
   upstream = await startUpstream((req, res) => {
     const id = /classifications\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? 'none';
-    if (id === 'missing') return res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+    if (id === 'missing')
+      return res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"status":404,"error":"No Products found"}');
     res.writeHead(200, { 'content-type': 'application/json', ...headersById[id] });
     res.end(JSON.stringify({ data: [{ id }] }));
   });

@@ -3,7 +3,7 @@ import { cacheStores, interceptors, type Dispatcher } from 'undici';
 import { closeRedis, createRedis } from '../../redis.ts';
 import { createAnswerStore, type AnswerStore } from './answer-store.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
-import { isEnvelopeText } from '../rest/answer.ts';
+import { isErrorEnvelopeText } from '../rest/answer.ts';
 import type { Answer } from '../rest/types.ts';
 import { createRedisCacheStore } from './redis-cache-store.ts';
 
@@ -166,7 +166,7 @@ const kept = ({ statusCode: status }: CacheValue) =>
 const MAX_KEPT_404_BYTES = 16_384;
 
 /**
- * A 404 is kept only once its body shows it is the PIM's (a JSON object, rest/errors.ts): a proxy's page, labelled
+ * A 404 is kept only once its body shows it is the PIM's (its error envelope, rest/errors.ts): a proxy's page, labelled
  * JSON or not, is an outage, which replayed would outlast it without the PIM being asked. Held until its end, then
  * written to the store, or dropped.
  */
@@ -181,7 +181,7 @@ function keptIfEnvelope(open: () => Writable | undefined): Writable {
     },
     final(done) {
       const body = Buffer.concat(chunks);
-      const store = size <= MAX_KEPT_404_BYTES && isEnvelopeText(body.toString('utf8')) ? open() : undefined;
+      const store = size <= MAX_KEPT_404_BYTES && isErrorEnvelopeText(body.toString('utf8')) ? open() : undefined;
       if (!store) return done();
       store.once('error', done);
       store.end(body, () => done());

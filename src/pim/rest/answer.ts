@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
-import { isEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
+import { isEnvelope, isErrorEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
 import { markInexact, maybeInexactIn, parseMarked, restoreInexact, type Marked } from './exact-json.ts';
 import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
@@ -103,8 +103,11 @@ function judge(text: string) {
   return { body: tooDeep ? undefined : body, containers, raw, tooDeep };
 }
 
-/** Whether an upstream body is the PIM's envelope, judged as readAnswer judges it (the HTTP cache keeps 404s by it). */
+/** Whether an upstream body is the PIM's envelope, judged as readAnswer judges it. */
 export const isEnvelopeText = (text: string): boolean => isEnvelope(judge(withoutBom(text)).body);
+
+/** Whether a 404's body is the PIM's error envelope, as pimErrorFromStatus judges it (the HTTP cache keeps 404s by it). */
+export const isErrorEnvelopeText = (text: string): boolean => isErrorEnvelope(judge(withoutBom(text)).body);
 
 const REDACTED = '[redacted]';
 

@@ -42,12 +42,12 @@ export class PimError extends Error {
   /** UPSTREAM_ERROR of a 2xx sent in a content coding (gzip, br) although the call asked for identity: its name. */
   encoding: string | undefined;
   /**
-   * A 404 whose body is no JSON object (an HTML page, empty): a proxy or ingress in front of the PIM has no route
+   * A 404 whose body is not the PIM's JSON envelope (an HTML page, empty): a proxy or ingress in front of the PIM has no route
    * for it (misrouted, the PIM away mid-deploy), so no verdict of the PIM's. The service's own 404 is its JSON envelope.
    */
   proxied: boolean | undefined;
   /**
-   * A non-2xx status whose body is no JSON object (an HTML or empty page): a proxy or gateway in front of the PIM may
+   * A non-2xx status whose body is not the PIM's JSON envelope (an HTML or empty page): a proxy or gateway in front of the PIM may
    * send it before any key is checked (nginx's 400 for a header past its buffers), so no word of the PIM's on the key.
    */
   page: boolean | undefined;
@@ -104,14 +104,19 @@ const messageByCode: Record<PimErrorCode, string> = {
 export const isEnvelope = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
 
+// The PIM's error body is its envelope, `{status, meta, error}` (UPSTREAM.md): a gateway's own JSON (Kong's
+// `{"message": "no Route matched …"}`) is a page too.
+export const isErrorEnvelope = (body: unknown): body is Record<string, unknown> =>
+  isEnvelope(body) && ('status' in body || 'error' in body || 'meta' in body);
+
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
   const error = errorFromStatus(status, body);
-  if (!isEnvelope(body)) error.page = true;
+  if (!isErrorEnvelope(body)) error.page = true;
   return error;
 }
 
 function errorFromStatus(status: number, body: unknown): PimError {
-  if (status === 404 && !isEnvelope(body)) {
+  if (status === 404 && !isErrorEnvelope(body)) {
     const error = new PimError(
       'UPSTREAM_ERROR',
       `${messageByCode.UPSTREAM_ERROR} (HTTP 404 without its answer)`,

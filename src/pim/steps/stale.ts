@@ -38,14 +38,15 @@ const outageCodes = new Set<PimErrorCode>([
   'UPSTREAM_RATE_LIMITED',
   'BUDGET_EXCEEDED',
 ]);
-// A 4xx other than 429 is the PIM's verdict on the request; a 2xx that is not JSON is a maintenance page.
+// A 4xx other than 429 is the PIM's verdict on the request; a 2xx that is not JSON is a maintenance page, and a 4xx
+// page (a WAF's 403, an auth proxy's 401, an empty 410) is no word of the PIM's.
 const isVerdict = (error: unknown): error is PimError =>
   error instanceof PimError &&
   error.status !== undefined &&
   error.status >= 400 &&
   error.status < 500 &&
   error.status !== 429 &&
-  error.proxied !== true;
+  error.page !== true;
 const isOutage = (error: unknown): error is PimError =>
   error instanceof PimError && outageCodes.has(error.code) && !isVerdict(error);
 // Of those, the PIM's word on the key or the resource itself (not on the request's form, nor a proxy's 408).
