@@ -118,7 +118,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
       refreshing.add(key);
       const bytes = options.openBytes(queueKey ?? partition);
       const sentAt = Date.now();
-      next(request, { headers, queueKey, partition, bytes, deadline: sentAt + options.refreshBudgetMs })
+      // A copy is held (none is refreshed otherwise): a PIM that asks for time fails the refresh at once, as any call a
+      // copy stands in for, and a request that joins its call is served that copy, not held for the wait.
+      const deadline = sentAt + options.refreshBudgetMs;
+      next(request, { headers, queueKey, partition, bytes, deadline, standIn: true })
         .then(
           (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
           (error: unknown) => endWith(key, partition, request.path, sentAt, error),
