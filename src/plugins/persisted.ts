@@ -22,7 +22,6 @@ const notSupported = {
   message: 'PersistedQueryNotSupported',
   extensions: { code: 'PERSISTED_QUERY_NOT_SUPPORTED', http: { status: 400 } },
 };
-const errorOf = ({ message, ...options }: typeof notFound | typeof notSupported) => [message, options] as const;
 const trustedOnly = (message: string): CustomErrorFactory => ({
   message,
   extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } },
@@ -84,13 +83,6 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
     if (hash === undefined) return null;
     return manifest?.documents.get(hash) ?? (await apq?.get(hash)) ?? null;
   };
-  // Without APQ an unknown APQ hash can never be registered: Apollo's link and urql's exchange stop hashing only on
-  // NotSupported, and would otherwise send hash, then text, every time. A `documentId` unknown to the manifest is
-  // NotFound (no client sends its text after it).
-  const unknownWithoutApq: CustomErrorFactory = ({ params, request }) =>
-    createGraphQLError(
-      ...(manifest && sentDocumentId(params, request) != null ? errorOf(notFound) : errorOf(notSupported)),
-    );
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(
@@ -99,7 +91,7 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
           extractPersistedOperationId: documentIdOf,
           getPersistedOperation: lookup,
           customErrors: {
-            notFound: only ? trustedOnly('No trusted document has this id') : apq ? notFound : unknownWithoutApq,
+            notFound: only ? trustedOnly('No trusted document has this id') : manifest || apq ? notFound : notSupported,
             keyNotFound: only ? trustedOnly('Send the id of a trusted document') : noQuery,
             persistedQueryOnly: trustedOnly('Only trusted documents run here: send the id of one, not its text'),
           },

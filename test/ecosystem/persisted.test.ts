@@ -216,46 +216,6 @@ describe('the APQ protocol', () => {
   });
 });
 
-// A manifest beside texts, APQ off (a rollout, or a store not wanted): a hash the manifest lacks can never be stored.
-describe('a manifest with APQ off (GRAPHQL_APQ=false)', () => {
-  let facade: Facade;
-  beforeAll(async () => {
-    facade = await startFacade(upstream.url, { PERSISTED_DOCUMENTS_PATH: committedManifest, GRAPHQL_APQ: 'false' });
-  });
-  afterAll(() => facade?.close());
-
-  it('tells an APQ client so once, which then sends texts: no hash-then-text round trip each time', async () => {
-    const sent = recordingFetch();
-    const client = apolloClient(facade.url, sent.fetch);
-    const query = gql`
-      query NotInManifest {
-        classificationGroups(classificationId: "ECLASS-DEMO", pageSize: 1)
-      }
-    `;
-    for (let i = 0; i < 3; i++) expect((await client.query({ query, ...noCache })).error).toBeUndefined();
-    expect(sent.sent.map(({ method, hasQuery }) => [method, hasQuery])).toEqual([
-      ['GET', false],
-      ['POST', true],
-      ['POST', true],
-      ['POST', true],
-    ]);
-    const unknown = await byHash(facade, sha256('{ __typename }'));
-    expect([unknown.status, await codes(unknown)]).toEqual([400, ['PERSISTED_QUERY_NOT_SUPPORTED']]);
-  });
-
-  it("still runs the manifest's documents by hash, and answers an unknown documentId 404 NOT_FOUND", async () => {
-    const sent = recordingFetch();
-    const { data, error } = await apolloClient(facade.url, sent.fetch, {
-      generateHash: (doc: any) => doc.__meta__.hash,
-    }).query({ query: CatalogProductsDocument, variables: products, ...noCache });
-    expect(error).toBeUndefined();
-    expect(data?.catalogProducts).toMatchObject({ status: 200 });
-    expect(sent.sent).toMatchObject([{ method: 'GET', hasQuery: false }]);
-    const unknown = await fetch(`${facade.url}?documentId=sha256:${sha256('{ __typename }')}`);
-    expect([unknown.status, await codes(unknown)]).toEqual([404, ['PERSISTED_QUERY_NOT_FOUND']]);
-  });
-});
-
 describe('trusted documents only (PERSISTED_DOCUMENTS_ONLY=true)', () => {
   const fromManifest = { generateHash: (doc: any) => doc.__meta__.hash };
 
