@@ -7,8 +7,6 @@ export const ALL = 'all';
 
 // One hash for the fleet: field = tag, value = epoch ms of its latest invalidation.
 const HASH = 'invalidated';
-// Beside the tags, the credentials the PIM revoked (a 401): `credential:<partition>`, no path's tag. Ends no freshness.
-const REVOKED = 'credential:';
 // Among its fields, a name the first invalidation gives the record (no time: every version skips it). A different
 // name, or none, after one was read: the record was lost (FLUSHALL, a Redis restarted empty, an eviction), with
 // whatever invalidations an instance had not read yet.
@@ -56,10 +54,6 @@ export interface Invalidations {
   invalidate(tag: string): Promise<void>;
   /** Epoch ms of the latest invalidation that matches the upstream `path`; 0 when none. */
   since(path: string): number;
-  /** Records that the PIM revoked the credential `partition` (a 401): its answers kept until now stand in for nothing. */
-  revoke(partition: string): Promise<void>;
-  /** Epoch ms the credential `partition` was last revoked, here or on another instance; 0 when never. */
-  revokedSince(partition: string): number;
   close(): void;
 }
 
@@ -104,7 +98,7 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
       // every later lookup of its tag's paths NaN, which compares as "never invalidated", whatever came after.
       if (!Number.isFinite(Number(ms))) continue;
       const made = seen && seen[tag] !== ms ? now : Math.min(Number(ms), now);
-      changed = (note(tag, made) && !tag.startsWith(REVOKED)) || changed;
+      changed = note(tag, made) || changed;
     }
     seen = record;
     if (changed) onChange();
@@ -115,33 +109,30 @@ export function createInvalidations({ shared, pollMs, onChange, onError }: Inval
   const connected = () => void poll();
   shared?.redis.on('ready', connected);
   if (shared?.redis.status === 'ready') void poll();
-  const record = async (tag: string) => {
-    const now = Date.now();
-    note(tag, now);
-    if (!tag.startsWith(REVOKED)) onChange();
-    if (!shared) return;
-    const redis = shared.redis as typeof shared.redis & {
-      recordInvalidation(...args: Array<string | number>): Promise<unknown>;
-    };
-    // Counted and logged as every Redis failure is; the caller is told too (a 503: the fleet was not).
-    const folded = await shared
-      .within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS, randomUUID()))
-      .catch((error: Error) => {
-        onError(error);
-        throw error;
-      });
-    // Its own invalidation, read back, is no news to this instance; nor is the fold it made of the record.
-    if (typeof folded === 'string') {
-      seen = { [ALL]: folded };
-      // The fold dropped the name: no loss.
-      epoch = undefined;
-      if (note(ALL, Math.min(Number(folded), now))) onChange();
-    } else if (seen) seen[tag] = String(now);
-  };
   return {
-    invalidate: record,
-    revoke: (partition) => record(`${REVOKED}${partition}`),
-    revokedSince: (partition) => (at.size === 0 ? 0 : (at.get(`${REVOKED}${partition}`) ?? 0)),
+    async invalidate(tag) {
+      const now = Date.now();
+      note(tag, now);
+      onChange();
+      if (!shared) return;
+      const redis = shared.redis as typeof shared.redis & {
+        recordInvalidation(...args: Array<string | number>): Promise<unknown>;
+      };
+      // Counted and logged as every Redis failure is; the caller is told too (a 503: the fleet was not).
+      const folded = await shared
+        .within(() => redis.recordInvalidation(HASH, tag, now, MAX_INVALIDATED_TAGS, randomUUID()))
+        .catch((error: Error) => {
+          onError(error);
+          throw error;
+        });
+      // Its own invalidation, read back, is no news to this instance; nor is the fold it made of the record.
+      if (typeof folded === 'string') {
+        seen = { [ALL]: folded };
+        // The fold dropped the name: no loss.
+        epoch = undefined;
+        if (note(ALL, Math.min(Number(folded), now))) onChange();
+      } else if (seen) seen[tag] = String(now);
+    },
     since(path) {
       if (at.size === 0) return 0;
       let latest = at.get(ALL) ?? 0;

@@ -45,8 +45,6 @@ export interface LastKnownGood {
    * with a newer answer that may not be kept; with `unlessAfter`, not a copy in Redis produced after that time.
    */
   forget(key: string, byAnswer?: boolean, unlessAfter?: number): void;
-  /** Whether copies of the credential `partition` (the first word of their keys) are held here. */
-  holds(partition: string): boolean;
   /** Bytes the in-process copies weigh now, as the bound counts them. */
   bytes(): number;
   /** Copies are kept in Redis too: {@link find} may find one this instance never kept. */
@@ -60,19 +58,9 @@ const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.
 /** Creates the {@link LastKnownGood} store. */
 export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
-  // The copies held of each credential: a revocation is told to the fleet only by an instance that held some.
-  const held = new Map<string, number>();
-  const count = (key: string, by: number) => {
-    const partition = key.slice(0, key.indexOf(' '));
-    const copies = (held.get(partition) ?? 0) + by;
-    if (copies > 0) held.set(partition, copies);
-    else held.delete(partition);
-  };
   const memory = new LRUCache<string, KeptAnswer>({
     maxSize: maxBytes,
     sizeCalculation: weight,
-    // Replaced in place, a key still holds one copy.
-    dispose: (_entry, key, reason) => void (reason !== 'set' && count(key, -1)),
   });
   const copies = shared && createBoundedKeys(shared.redis, 'lkg');
   // Keys whose copy the PIM ended (401, 403, 404, 410) while Redis could not take the delete (demoted, away, silent):
@@ -113,10 +101,8 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     const ttl = lastUse(entry) - Date.now();
     // Bigger than the whole bound: LRUCache would refuse it anyway, after evicting nothing. The older copy it
     // replaces goes all the same: it must not stand in for the newer answer.
-    if (ttl > 0 && weight(entry, key) <= maxBytes) {
-      if (memory.peek(key, { allowStale: true }) === undefined) count(key, 1);
-      memory.set(key, entry, { ttl });
-    } else memory.delete(key);
+    if (ttl > 0 && weight(entry, key) <= maxBytes) memory.set(key, entry, { ttl });
+    else memory.delete(key);
   };
   // Whether Redis holds a copy produced after `at` (read after an invalidation at `at`, by another instance): an answer
   // to a call sent before it must neither replace nor end that copy. Unreadable: taken as one, which stays. Undefined
@@ -184,7 +170,6 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
         () => markUpTo(marked, key, unlessAfter!),
       );
     },
-    holds: (partition) => held.has(partition),
     bytes: () => memory.calculatedSize,
     shared: copies !== undefined,
     async find(key) {

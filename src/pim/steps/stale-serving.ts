@@ -54,9 +54,6 @@ export function createStaleServing(options: StaleServingOptions) {
     staleWhileRevalidateMs: options.staleWhileRevalidateMs,
     defaultTtlMs: options.defaultTtlMs,
     invalidatedSince: invalidations.since,
-    // A Redis that fails is counted and logged by the record; this instance knows of the revocation all the same.
-    revoke: (partition) => void invalidations.revoke(partition).catch(() => undefined),
-    revokedSince: invalidations.revokedSince,
     // The queue wait and the call itself, as a request's budget would allow.
     refreshBudgetMs: options.requestTimeoutMs * 2,
     openBytes: options.openBytes,

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { ByteAccount } from '../rest/byte-limits.ts';
 import { parsedWeight, sentSize } from '../rest/answer.ts';
 import { parseExact } from '../rest/exact-json.ts';
@@ -19,16 +20,15 @@ export interface StaleOptions {
   defaultTtlMs: number;
   /** Epoch ms of the latest invalidation of a path: answers stored before it are no longer fresh. */
   invalidatedSince: (path: string) => number;
-  /** Records the PIM's 401 to a credential partition, for every instance. */
-  revoke: (partition: string) => void;
-  /** Epoch ms of the latest 401 to a credential partition: its answers stored before it stand in for nothing. */
-  revokedSince: (partition: string) => number;
   /** Time a background refresh has, queue wait included. */
   refreshBudgetMs: number;
   /** Opens the byte account of a background refresh, which belongs to no GraphQL request, in its credential's share. */
   openBytes: (credential: string) => ByteAccount;
   onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
 }
+
+// Credentials whose 401 is remembered: some 100 bytes each.
+const MAX_REVOKED = 10_000;
 
 // Failures that say the PIM cannot answer now; any other is its answer (401, 403, 404) or ours.
 const outageCodes = new Set<PimErrorCode>([
@@ -39,9 +39,11 @@ const outageCodes = new Set<PimErrorCode>([
   'BUDGET_EXCEEDED',
 ]);
 // A 4xx other than 429 is the PIM's verdict on the request; a 2xx that is not JSON is a maintenance page, and a 4xx
-// page (a WAF's 403, an auth proxy's 401, an empty 410) is no word of the PIM's.
+// page (a WAF's 403, an auth proxy's 401, an empty 410) is no word of the PIM's. Nor is a 401 to the server's own key
+// (PIM_API_KEY) a word on the keyless callers' answers: the operator's configuration fault.
 const isVerdict = (error: unknown): error is PimError =>
   error instanceof PimError &&
+  error.code !== 'SERVER_CREDENTIALS_REJECTED' &&
   error.status !== undefined &&
   error.status >= 400 &&
   error.status < 500 &&
@@ -60,10 +62,14 @@ const endsKeptCopy = (error: unknown): error is PimError =>
  * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
  */
 export function createStaleLayer(options: StaleOptions): Layer {
-  const { store, invalidatedSince, revokedSince, onOutcome } = options;
+  const { store, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    // A 401 is the PIM's word on the key, whatever the URL: no copy the key had before it is served to it again.
+    // When the PIM last refused each credential partition (a 401), bounded: a made-up key's 401s push out the oldest.
+    const revoked = new LRUCache<string, number>({ max: MAX_REVOKED });
+    const revokedSince = (partition: string) => (revoked.size === 0 ? 0 : (revoked.get(partition) ?? 0));
+    // A 401 is the PIM's word on the key, whatever the URL: no copy the key had before it (here, or in Redis) is served
+    // to it again. Another instance learns it from its own next 401 to that key.
     const current = (found: KeptAnswer | undefined, partition: string) =>
       found && found.storedAt > revokedSince(partition) ? found : undefined;
     // Whether a copy in Redis (another instance's) would stand in for a call now.
@@ -81,8 +87,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
     const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
-      // Told to the fleet by an instance that held some of its copies (a made-up key has none, and adds nothing).
-      if (error.status === 401 && store.holds(partition)) options.revoke(partition);
+      if (error.status === 401) revoked.set(partition, Date.now());
       const late = lateOf(path, sentAt);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
