@@ -126,12 +126,21 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // A copy is held (none is refreshed otherwise): a PIM that asks for time fails the refresh at once, as any call a
       // copy stands in for, and a request that joins its call is served that copy, not held for the wait.
       const deadline = sentAt + options.refreshBudgetMs;
+      // The time the PIM asked for (Retry-After), in which no refresh of this key asks it again (at most a refresh's).
+      let askedMs = 0;
       next(request, { headers, queueKey, partition, bytes, deadline, standIn: true })
         .then(
           (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
-          (error: unknown) => endWith(key, partition, request.path, sentAt, error),
+          (error: unknown) => {
+            endWith(key, partition, request.path, sentAt, error);
+            if (error instanceof PimError) askedMs = Math.min(error.unwaitedMs ?? 0, options.refreshBudgetMs);
+          },
         )
-        .finally(() => (bytes.release(), refreshing.delete(key)));
+        .finally(() => {
+          bytes.release();
+          if (askedMs > 0) setTimeout(() => refreshing.delete(key), askedMs).unref();
+          else refreshing.delete(key);
+        });
     };
     return async (request, call) => {
       // The store key: the call's credential partition and path.
