@@ -348,7 +348,17 @@ const layout = {
       'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
       url(/^https?$/, 'an http(s) URL such as http://collector:4318/v1/traces').optional(),
     ),
-    otelDisabled: env('OTEL_SDK_DISABLED', flag.default(false)),
+    // As the SDKs read it: `true` in any case (which `1` is not); an empty value is unset.
+    otelDisabled: env(
+      'OTEL_SDK_DISABLED',
+      z
+        .string()
+        .trim()
+        .toLowerCase()
+        .pipe(z.enum(['true', 'false', ''], { error: 'true or false' }))
+        .transform((value) => value === 'true')
+        .default(false),
+    ),
     apq: env('GRAPHQL_APQ', flag.default(true)),
     // Whole serialized results of repeated operations, kept while their upstream answers are fresh; 0: off.
     responseCacheBytes: env(

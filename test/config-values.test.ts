@@ -179,4 +179,19 @@ describe('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_SDK_DISABLED', () => {
     );
     expect(loadConfig({}).observability.otlpTracesUrl).toBeUndefined();
   });
+
+  // The OpenTelemetry specification's booleans: only "true", in any case, is true; `1` is not, and is refused here.
+  it.each([
+    ['TRUE', undefined],
+    [' True ', undefined],
+    ['FALSE', 'http://collector:4318/v1/traces'],
+    ['', 'http://collector:4318/v1/traces'],
+  ])('reads OTEL_SDK_DISABLED=%j as the SDKs do', (disabled, url) => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: disabled };
+    expect(loadConfig(env).observability.otlpTracesUrl).toBe(url);
+  });
+
+  it('refuses an OTEL_SDK_DISABLED that is neither true nor false', () => {
+    expect(() => loadConfig({ OTEL_SDK_DISABLED: '1' })).toThrow(/^Invalid OTEL_SDK_DISABLED=/);
+  });
 });

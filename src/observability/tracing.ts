@@ -47,10 +47,7 @@ export function createTracerProvider({ url, exporter, serviceName, attributes, o
     globalsSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   }
-  const sink = reporting(
-    exporter ?? new OTLPTraceExporter({ url }),
-    onExportFailure,
-  );
+  const sink = reporting(exporter ?? new OTLPTraceExporter({ url }), onExportFailure);
   const processor = exporter ? new SimpleSpanProcessor(sink) : new BatchSpanProcessor(sink);
   // The SDK's own, then the host, process and a per-process instance id (replicas told apart), then the operator's.
   const detected = detectResources({ detectors: [hostDetector, processDetector, serviceInstanceIdDetector] });

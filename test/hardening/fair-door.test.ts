@@ -67,7 +67,8 @@ describe('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL leaves room for real credentials', (
     let revoked = false;
     const { facade } = await start(
       (req, res) => {
-        if (revoked && req.headers['x-api-key'] === 'real-key-0001') return void res.writeHead(401).end('{}');
+        if (revoked && req.headers['x-api-key'] === 'real-key-0001')
+          return void res.writeHead(401).end('{"status":401,"error":"revoked"}');
         faults.ok(req, res);
       },
       { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' },
@@ -82,7 +83,10 @@ describe('HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL leaves room for real credentials', (
   // A 403 may be about one resource the key may not read: the key stays a credential of its own.
   it('keeps the share of a key the PIM forbids one resource', async () => {
     const { facade } = await start(
-      (req, res) => (req.url?.includes('/forbidden/') ? void res.writeHead(403).end('{}') : faults.ok(req, res)),
+      (req, res) =>
+        req.url?.includes('/forbidden/')
+          ? void res.writeHead(403).end('{"status":403,"error":"not yours"}')
+          : faults.ok(req, res),
       { HTTP_MAX_IN_FLIGHT: '8', PIM_CACHE: 'false', PIM_STALE_IF_ERROR_MS: '0' },
     );
     expect(await askWithRealKey(facade.url)).toBe(200);
