@@ -348,15 +348,13 @@ const layout = {
       'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
       url(/^https?$/, 'an http(s) URL such as http://collector:4318/v1/traces').optional(),
     ),
-    // As the SDKs read it: `true` in any case (which `1` is not); an empty value is unset.
+    // As the SDKs read it (the OpenTelemetry specification's booleans): `true` in any case; anything else is false,
+    // and a value other than `false` gets a warning line (loadConfig), not a refusal: the SDKs start with it.
     otelDisabled: env(
       'OTEL_SDK_DISABLED',
       z
         .string()
-        .trim()
-        .toLowerCase()
-        .pipe(z.enum(['true', 'false', ''], { error: 'true or false' }))
-        .transform((value) => value === 'true')
+        .transform((value) => value.trim().toLowerCase() === 'true')
         .default(false),
     ),
     apq: env('GRAPHQL_APQ', flag.default(true)),
@@ -413,8 +411,8 @@ const valuesOf = (node: object, parsed: Record<string, unknown>): unknown =>
 
 /** The validated, typed configuration every other module takes as options. */
 export type Config = ReturnType<typeof toConfig> & {
-  /** One line per renamed setting still set by its old name, for main.ts to log as a warning. */
-  deprecations: string[];
+  /** For main.ts to log as warnings: one line per renamed setting still set by its old name, or a value read as false. */
+  warnings: string[];
 };
 
 const secrets = new Set(['CACHE_ADMIN_TOKEN', 'PIM_API_KEY']);
@@ -429,6 +427,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // Empty strings (or only whitespace: a templated line) count as unset, the way shells and .env files mean them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const { values, deprecations, readFrom } = withNewNames(present);
+  const disabled = present['OTEL_SDK_DISABLED']?.trim().toLowerCase();
+  const warnings =
+    disabled === undefined || disabled === 'true' || disabled === 'false'
+      ? deprecations
+      : [
+          ...deprecations,
+          `OTEL_SDK_DISABLED is read as false (tracing stays on where an endpoint is set): only true turns it off`,
+        ];
   const parsed = settings.safeParse(values);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -442,7 +448,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const tree = valuesOf(layout, parsed.data) as Parsed<typeof layout>;
   const refusal = unsafeCombination(tree);
   if (refusal) throw new ConfigError(refusal);
-  return { ...toConfig(tree), deprecations };
+  return { ...toConfig(tree), warnings };
 }
 
 /**

@@ -12,7 +12,7 @@ import { API_PREFIX } from './pim/rest/endpoints.ts';
 const LAST_LINES_MS = 1_500;
 const config = orExit(() => loadConfig());
 const logger = createLogger(config.logLevel, { pretty: config.development });
-for (const line of config.deprecations) logger.warn(line);
+for (const line of config.warnings) logger.warn(line);
 // Loaded only when served, and on a loopback listener of its own: production never carries it.
 const demo = config.demo ? await (await import('./demo/service.ts')).listenDemoService() : undefined;
 const pimBaseUrl = demo?.url ?? config.pimBaseUrl!;

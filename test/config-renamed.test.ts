@@ -12,7 +12,7 @@ const cases = [
   ['PIM_STALE_MAX_MB', '3', 'PIM_STALE_MAX_BYTES', '3145728'],
   ['RESPONSE_CACHE_MAX_MB', '5', 'RESPONSE_CACHE_MAX_BYTES', '5242880'],
 ] as const;
-const withoutDeprecations = ({ deprecations: _, ...config }: ReturnType<typeof loadConfig>) => config;
+const withoutDeprecations = ({ warnings: _, ...config }: ReturnType<typeof loadConfig>) => config;
 
 describe('renamed settings (durations in ms, sizes in bytes)', () => {
   it('covers every renamed setting', () => {
@@ -23,19 +23,19 @@ describe('renamed settings (durations in ms, sizes in bytes)', () => {
   it.each(cases)('%s=%s still works, read as %s=%s, with one warning naming both', (from, value, to, converted) => {
     const byNewName = loadConfig({ ...base, [to]: converted });
     const byOldName = loadConfig({ ...base, [from]: value });
-    expect(byNewName.deprecations).toEqual([]);
+    expect(byNewName.warnings).toEqual([]);
     expect(withoutDeprecations(byOldName)).toEqual(withoutDeprecations(byNewName));
     expect(withoutDeprecations(byNewName)).not.toEqual(withoutDeprecations(loadConfig(base)));
-    expect(byOldName.deprecations).toHaveLength(1);
-    expect(byOldName.deprecations[0]).toContain(from);
-    expect(byOldName.deprecations[0]).toContain(to);
-    expect(byOldName.deprecations[0]).not.toMatch(new RegExp(`\\b${value}\\b`));
+    expect(byOldName.warnings).toHaveLength(1);
+    expect(byOldName.warnings[0]).toContain(from);
+    expect(byOldName.warnings[0]).toContain(to);
+    expect(byOldName.warnings[0]).not.toMatch(new RegExp(`\\b${value}\\b`));
   });
 
   it('takes the new name when both are set, and says the old one is ignored', () => {
     const config = loadConfig({ ...base, APQ_TTL_S: '5', APQ_TTL_MS: '90000' });
     expect(config.persisted.apq).toMatchObject({ ttlMs: 90_000 });
-    expect(config.deprecations).toEqual(['APQ_TTL_S is ignored: APQ_TTL_MS is set too and wins; remove APQ_TTL_S']);
+    expect(config.warnings).toEqual(['APQ_TTL_S is ignored: APQ_TTL_MS is set too and wins; remove APQ_TTL_S']);
   });
 
   // A second and a half is a whole number of milliseconds: it was refused, as if 1.5 ms had been meant.

@@ -180,18 +180,20 @@ describe('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_SDK_DISABLED', () => {
     expect(loadConfig({}).observability.otlpTracesUrl).toBeUndefined();
   });
 
-  // The OpenTelemetry specification's booleans: only "true", in any case, is true; `1` is not, and is refused here.
+  // The OpenTelemetry specification's booleans: only "true", in any case, is true; anything else is false, as the SDKs
+  // read it (with a warning): a value they start with must not stop this process.
   it.each([
-    ['TRUE', undefined],
-    [' True ', undefined],
-    ['FALSE', 'http://collector:4318/v1/traces'],
-    ['', 'http://collector:4318/v1/traces'],
-  ])('reads OTEL_SDK_DISABLED=%j as the SDKs do', (disabled, url) => {
+    ['TRUE', undefined, false],
+    [' True ', undefined, false],
+    ['FALSE', 'http://collector:4318/v1/traces', false],
+    ['', 'http://collector:4318/v1/traces', false],
+    ['1', 'http://collector:4318/v1/traces', true],
+    ['0', 'http://collector:4318/v1/traces', true],
+    ['yes', 'http://collector:4318/v1/traces', true],
+  ])('reads OTEL_SDK_DISABLED=%j as the SDKs do', (disabled, url, warned) => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: disabled };
-    expect(loadConfig(env).observability.otlpTracesUrl).toBe(url);
-  });
-
-  it('refuses an OTEL_SDK_DISABLED that is neither true nor false', () => {
-    expect(() => loadConfig({ OTEL_SDK_DISABLED: '1' })).toThrow(/^Invalid OTEL_SDK_DISABLED=/);
+    const config = loadConfig(env);
+    expect(config.observability.otlpTracesUrl).toBe(url);
+    expect(config.warnings).toEqual(warned ? [expect.stringMatching(/^OTEL_SDK_DISABLED is read as false/)] : []);
   });
 });
