@@ -30,20 +30,25 @@ it('a request that joins a background refresh gets its kept copy at once when th
   expect(upstream.requests).toHaveLength(2);
 });
 
-// Failing at once, the refresh must not make every request's refresh a new call: the PIM asked for time.
-it('a PIM that asks for time is not asked again by the refreshes of the requests that follow', async () => {
-  const headers = { 'cache-control': 'max-age=1, stale-while-revalidate=30', age: '1' };
-  const { upstream, facade } = await servers.start(withHeaders('v1', headers), {
-    PIM_CACHE: 'false',
-    PIM_BREAKER_THRESHOLD: '1000',
-  });
-  await facade.post(read, {}, A);
-  upstream.respond(faults.status(429, '{"status":429,"error":"slow down"}', { 'retry-after': '5' }));
-  for (let i = 0; i < 6; i++) {
-    expect((await facade.post(read, {}, A)).body.extensions.stale[0]).toMatchObject({ reason: 'revalidating' });
-    // Time for a refresh that failed at once to be over before the next request.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  // One refresh (the recording started with the PIM's new answer).
-  expect(upstream.requests).toHaveLength(1);
-});
+// Failing at once, the refresh must not make every request's refresh a new call: the PIM asked for time. With no
+// retries (PIM_RETRIES=0) the retry step never reads the Retry-After, and the refresh must still honour it.
+it.each([{}, { PIM_RETRIES: '0' }])(
+  'a PIM that asks for time is not asked again by the refreshes that follow (%j)',
+  async (retries) => {
+    const headers = { 'cache-control': 'max-age=1, stale-while-revalidate=30', age: '1' };
+    const { upstream, facade } = await servers.start(withHeaders('v1', headers), {
+      PIM_CACHE: 'false',
+      PIM_BREAKER_THRESHOLD: '1000',
+      ...retries,
+    });
+    await facade.post(read, {}, A);
+    upstream.respond(faults.status(429, '{"status":429,"error":"slow down"}', { 'retry-after': '5' }));
+    for (let i = 0; i < 6; i++) {
+      expect((await facade.post(read, {}, A)).body.extensions.stale[0]).toMatchObject({ reason: 'revalidating' });
+      // Time for a refresh that failed at once to be over before the next request.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // One refresh (the recording started with the PIM's new answer).
+    expect(upstream.requests).toHaveLength(1);
+  },
+);

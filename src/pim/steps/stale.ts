@@ -133,7 +133,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
           (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
           (error: unknown) => {
             endWith(key, partition, request.path, sentAt, error);
-            if (error instanceof PimError) askedMs = Math.min(error.unwaitedMs ?? 0, options.refreshBudgetMs);
+            // The retry step's wait it did not make, or (no retry left to make: PIM_RETRIES=0) the PIM's own ask.
+            const asked = error instanceof PimError ? Math.max(error.unwaitedMs ?? 0, error.retryAfterMs ?? 0) : 0;
+            askedMs = Math.min(asked, options.refreshBudgetMs);
           },
         )
         .finally(() => {
