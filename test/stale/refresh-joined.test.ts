@@ -32,7 +32,7 @@ it('a request that joins a background refresh gets its kept copy at once when th
 
 // Failing at once, the refresh must not make every request's refresh a new call: the PIM asked for time. With no
 // retries (PIM_RETRIES=0) the retry step never reads the Retry-After, and the refresh must still honour it.
-it.each([{}, { PIM_RETRIES: '0' }])(
+it.each<Record<string, string>>([{}, { PIM_RETRIES: '0' }])(
   'a PIM that asks for time is not asked again by the refreshes that follow (%j)',
   async (retries) => {
     const headers = { 'cache-control': 'max-age=1, stale-while-revalidate=30', age: '1' };
