@@ -53,6 +53,39 @@ describe('one instance', () => {
     expect(newer.extensions.stale).toHaveLength(1);
     expect(newer.data.p.data[0].version).toBe('v2');
   });
+
+  // The call was sent, and the PIM accepted the key, before the 401 was heard: its answer is one the key had before.
+  it('the copy of a call sent before the 401 and answered after it does not stand in', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { upstream, facade } = await servers.start(
+      (req, res) => (req.url!.includes('U1') ? revoked(req, res) : void held.then(() => answerFor('v1')(req, res))),
+      settings,
+    );
+    const slow = facade.post(products('U2'), {}, A);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    expect((await facade.post(products('U1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    release();
+    expect((await slow).body.data.p.data[0].version).toBe('v1');
+    upstream.respond(faults.status(503));
+    expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
+  });
+
+  // Made-up keys keep no copy: their 401s are remembered apart, and never push out the revocation of a key that did.
+  it('a flood of made-up keys’ 401s does not bring back a revoked key’s copies', { timeout: 120_000 }, async () => {
+    const { upstream, facade } = await servers.start(answerFor('v1'), settings);
+    for (const id of ['U1', 'U2']) await facade.post(products(id), {}, A);
+    upstream.respond(revoked);
+    expect((await facade.post(products('U1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    // Past the 10,000 revocations remembered.
+    let sent = 0;
+    const madeUp = async () => {
+      while (sent < 10_050) await facade.post(products('X'), {}, { 'x-api-key': `made-up-key-${sent++}` });
+    };
+    await Promise.all(Array.from({ length: 32 }, madeUp));
+    upstream.respond(faults.status(503));
+    expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
+  });
 });
 
 describe('a fleet sharing Redis', () => {
@@ -73,6 +106,26 @@ describe('a fleet sharing Redis', () => {
     expect(outage.extensions?.stale).toBeUndefined();
     expect(outage.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
     expect((await heard.post(products('R2'), {}, B)).body.extensions.stale).toHaveLength(1);
+  });
+
+  // Another instance's call, sent before this one heard the 401 and answered after, writes its copy to Redis after it.
+  it('a copy another instance keeps from a call sent before the 401 does not stand in', async () => {
+    const { upstream, replicas, redis } = fleet;
+    const [heard, other] = [replicas[0]!, replicas[1]!];
+    await untilConnected(redis, 4);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    upstream.respond((req, res) =>
+      req.url!.includes('F2') ? void held.then(() => answerFor('v1')(req, res)) : revoked(req, res),
+    );
+    const slow = other.post(products('F2'), {}, A);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    expect((await heard.post(products('F0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    release();
+    expect((await slow).body.data.p.data[0].version).toBe('v1');
+    await expect.poll(async () => (await redis.client.keys('*lkg:*')).length).toBeGreaterThan(0);
+    upstream.respond(faults.status(503));
+    expect((await heard.post(products('F2'), {}, A)).body.extensions?.stale).toBeUndefined();
   });
 });
 

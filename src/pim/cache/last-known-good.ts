@@ -14,6 +14,11 @@ export interface KeptAnswer {
   revalidateUntil: number;
   /** Epoch ms up to which it may stand in for a failed call. */
   errorUntil: number;
+  /**
+   * Epoch ms its call was sent (by the instance that kept it), or it was produced if earlier (an HTTP cache's replay):
+   * a 401 heard after it ends it. Absent in copies an older version wrote.
+   */
+  sentAt?: number;
 }
 
 export interface LastKnownGoodOptions {
@@ -193,8 +198,9 @@ const TIMES = ['storedAt', 'freshUntil', 'revalidateUntil', 'errorUntil'] as con
 function parseTimes(stored: string): Omit<KeptAnswer, 'text'> | undefined {
   const newline = stored.indexOf('\n');
   try {
-    const times = JSON.parse(stored.slice(0, newline)) as Record<(typeof TIMES)[number], unknown> | null;
+    const times = JSON.parse(stored.slice(0, newline)) as Record<(typeof TIMES)[number] | 'sentAt', unknown> | null;
     if (newline < 0 || !TIMES.every((name) => Number.isFinite(times?.[name]))) return undefined;
+    if (times!.sentAt !== undefined && !Number.isFinite(times!.sentAt)) return undefined;
     return times as Omit<KeptAnswer, 'text'>;
   } catch {
     return undefined;

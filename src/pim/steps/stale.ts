@@ -65,13 +65,20 @@ export function createStaleLayer(options: StaleOptions): Layer {
   const { store, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    // When the PIM last refused each credential partition (a 401), bounded: a made-up key's 401s push out the oldest.
+    // When the PIM last refused each credential partition (a 401), bounded. Those that kept copies here are apart from
+    // the rest, so that a flood of made-up keys' 401s (which keep none) never pushes a real key's revocation out.
+    const keepers = new LRUCache<string, true>({ max: MAX_REVOKED });
     const revoked = new LRUCache<string, number>({ max: MAX_REVOKED });
-    const revokedSince = (partition: string) => (revoked.size === 0 ? 0 : (revoked.get(partition) ?? 0));
-    // A 401 is the PIM's word on the key, whatever the URL: no copy the key had before it (here, or in Redis) is served
-    // to it again. Another instance learns it from its own next 401 to that key.
+    const revokedElse = new LRUCache<string, number>({ max: MAX_REVOKED });
+    const revokedSince = (partition: string) =>
+      revoked.size + revokedElse.size === 0
+        ? 0
+        : Math.max(revoked.get(partition) ?? 0, revokedElse.get(partition) ?? 0);
+    // A 401 is the PIM's word on the key, whatever the URL: no copy of a call the key sent before it (here, or in Redis:
+    // another instance's call, answered after it) is served to it again. Another instance learns it from its own next
+    // 401 to that key. Copies kept before calls carried their time are judged by when they were produced.
     const current = (found: KeptAnswer | undefined, partition: string) =>
-      found && found.storedAt > revokedSince(partition) ? found : undefined;
+      found && (found.sentAt ?? found.storedAt) > revokedSince(partition) ? found : undefined;
     // Whether a copy in Redis (another instance's) would stand in for a call now.
     const standsIn = (found: KeptAnswer | undefined, partition: string) =>
       current(found, partition) !== undefined && Date.now() <= found!.errorUntil;
@@ -87,11 +94,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
     const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
-      if (error.status === 401) revoked.set(partition, Date.now());
+      if (error.status === 401) (keepers.has(partition) ? revoked : revokedElse).set(partition, Date.now());
       const late = lateOf(path, sentAt);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
-    const keep = (key: string, path: string, sentAt: number, answer: Answer, always = false) => {
+    const keep = (key: string, partition: string, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
       const late = lateOf(path, sentAt);
       const held = store.peek(key);
@@ -99,7 +106,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
       // it must not stand in for the newer answer at the next outage.
       if (!kept || kept.hints.noStore) return void store.forget(key, true, late);
-      const entry = keptEntry(kept, answer.freshness, options);
+      const entry = keptEntry(kept, answer.freshness, sentAt, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
       if (late !== undefined) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
@@ -108,7 +115,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (!always && held && Math.abs(held.storedAt - entry.storedAt) < 1_000 && held.text === entry.text) return;
       // Kept while it may stand in for a failure, even when it stays fresh longer: a purge, an eviction or a lost
       // Redis may take the HTTP cache's copy first.
-      if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) store.keep(key, entry, late);
+      if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) {
+        store.keep(key, entry, late);
+        keepers.set(partition, true);
+      }
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
       else if (held || kept.hints.mustRevalidate) store.forget(key, true, late);
@@ -130,7 +140,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       let askedMs = 0;
       next(request, { headers, queueKey, partition, bytes, deadline, standIn: true })
         .then(
-          (answer) => (keep(key, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
+          (answer) => (keep(key, partition, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
           (error: unknown) => {
             endWith(key, partition, request.path, sentAt, error);
             // The retry step's wait it did not make, or (no retry left to make: PIM_RETRIES=0) the PIM's own ask.
@@ -176,7 +186,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
         if (!own) {
-          keep(key, request.path, sentAt, answer);
+          keep(key, call.partition, request.path, sentAt, answer);
           onOutcome?.(answer.cached ? 'hit' : 'miss');
         }
         // Read before an invalidation of its path that came while it was out: what the purge ended, not fresh.
@@ -197,7 +207,12 @@ export function createStaleLayer(options: StaleOptions): Layer {
 
 // The windows of RFC 5861: the upstream's own directives, else the settings. Stale-if-error counts
 // from when the answer was produced, as "answered within the last N seconds" reads.
-function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, options: StaleOptions): KeptAnswer {
+function keptEntry(
+  { text, hints, ageS }: Keepable,
+  freshness: Freshness,
+  sentAt: number,
+  options: StaleOptions,
+): KeptAnswer {
   const now = Date.now();
   const storedAt = now - (ageS ?? 0) * 1_000;
   // Without a lifetime of its own, an answer is fresh as long as the HTTP cache's default keeps it.
@@ -226,6 +241,8 @@ function keptEntry({ text, hints, ageS }: Keepable, freshness: Freshness, option
   return {
     text,
     storedAt,
+    // An answer the HTTP cache replays was asked for no later than it was produced.
+    sentAt: Math.min(sentAt, storedAt),
     freshUntil,
     revalidateUntil: freshUntil + whileRevalidateMs,
     // Turned off by the setting, never by the upstream alone.
