@@ -96,6 +96,7 @@ export function createCredentialKey(names: readonly string[]) {
   // copies, the response cache's own): the digest of material already seen is looked up, not recomputed.
   // The material never leaves this closure.
   const digests = new Map<string, string>();
+  let heldChars = 0;
   return (headers: Readonly<Record<string, string | string[] | undefined>>): string => {
     let material = '';
     for (const name of sorted) {
@@ -105,16 +106,26 @@ export function createCredentialKey(names: readonly string[]) {
     let key = digests.get(material);
     if (key === undefined) {
       key = material === '' ? 'anonymous' : createHash('sha256').update(material).digest('base64url').slice(0, 22);
-      // Bounded: made-up credentials (one per request at worst) start it afresh rather than grow it.
-      if (digests.size >= MAX_DIGESTS) digests.clear();
+      // Bounded in count and characters: made-up credentials (one per request at worst) start it afresh rather than
+      // grow it, and one longer than any real token is hashed each time, never held.
+      if (material.length > MAX_HELD_CHARS) return key;
+      if (digests.size >= MAX_DIGESTS || heldChars + material.length > MAX_DIGEST_CHARS) {
+        digests.clear();
+        heldChars = 0;
+      }
       digests.set(material, key);
+      heldChars += material.length;
     }
     return key;
   };
 }
 
-// Credentials in use at once on one instance are far fewer; HTTP_MAX_HEADER_BYTES bounds each entry.
+// Credentials in use at once on one instance are far fewer. HTTP_MAX_HEADER_BYTES (up to 1 MiB) would bound an entry
+// alone, so the characters held are bounded too: at most 1 Mi a map (one byte each for the ASCII of real tokens),
+// and material over 16 Ki characters (an identity token is a few thousand) is never held.
 const MAX_DIGESTS = 1_024;
+const MAX_DIGEST_CHARS = 2 ** 20;
+const MAX_HELD_CHARS = 2 ** 14;
 
 // Shorter values would match ordinary text in every body; no real credential is that short.
 const MIN_SECRET_LENGTH = 6;
