@@ -15,6 +15,9 @@ export interface ReadinessOptions {
 // Readiness answers by then whatever the probe does (Kubernetes' default probe timeout is 1 s); a
 // probe still running goes on, and its outcome answers the next check.
 const ANSWER_WITHIN_MS = 900;
+// A probe the PIM did not answer answers the checks of the next second too (at most the max age): `/readiness` is public,
+// and while the PIM refuses the server's key or sends a page every check was a new probe, one as soon as the last ended.
+const NOT_ANSWERED_FOR_MS = 1_000;
 
 /**
  * Ready means: the breaker is closed and the upstream itself answered (2xx or 4xx) a probe within
@@ -30,6 +33,7 @@ const ANSWER_WITHIN_MS = 900;
  */
 export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOptions): () => Promise<boolean> {
   let answeredAt = -Infinity;
+  let failedAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
     // A redirect is never followed: a PIM_BASE_URL that redirects every call serves nobody (any 2xx or 4xx answers).
@@ -48,10 +52,12 @@ export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOp
         queuedOutAnswered(error) || (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
     );
     if (answered) answeredAt = Date.now();
+    else failedAt = Date.now();
     return answered;
   };
   return async () => {
     if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
+    if (!inFlight && Date.now() - failedAt < Math.min(NOT_ANSWERED_FOR_MS, maxAgeMs)) return false;
     inFlight ??= ask().finally(() => (inFlight = undefined));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'running'>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, 'running')));
