@@ -127,6 +127,31 @@ describe('a fleet sharing Redis', () => {
     upstream.respond(faults.status(503));
     expect((await heard.post(products('F2'), {}, A)).body.extensions?.stale).toBeUndefined();
   });
+
+  // A copy's times in Redis are the clock of the instance that kept it: one 2 s ahead made a copy kept before the 401
+  // look newer than it. Redis's copies are judged with a margin for clocks (5 s).
+  it('a copy kept before the 401 by an instance whose clock is ahead does not stand in', async () => {
+    const { upstream, replicas, redis } = fleet;
+    const [heard, other] = [replicas[0]!, replicas[1]!];
+    await untilConnected(redis, 4);
+    upstream.respond(answerFor('v1'));
+    await other.post(products('S2'), {}, A);
+    const copies = async () => {
+      const names = await redis.client.keys('*lkg:*');
+      const values = await Promise.all(names.map(async (name) => [name, await redis.client.get(name)] as const));
+      return values.filter(([, value]) => value?.includes('S2'));
+    };
+    await expect.poll(async () => (await copies()).length).toBe(1);
+    const [[name, stored]] = (await copies()) as [[string, string]];
+    const newline = stored.indexOf('\n');
+    const times = JSON.parse(stored.slice(0, newline)) as Record<string, number>;
+    for (const field of Object.keys(times)) times[field]! += 2_000;
+    await redis.client.set(name, `${JSON.stringify(times)}\n${stored.slice(newline + 1)}`, 'KEEPTTL');
+    upstream.respond(revoked);
+    expect((await heard.post(products('S0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    upstream.respond(faults.status(503));
+    expect((await heard.post(products('S2'), {}, A)).body.extensions?.stale).toBeUndefined();
+  });
 });
 
 // The server's own key (PIM_API_KEY) refused is the operator's fault, not the keyless callers' answers' end.

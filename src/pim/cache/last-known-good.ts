@@ -19,6 +19,8 @@ export interface KeptAnswer {
    * a 401 heard after it ends it. Absent in copies an older version wrote.
    */
   sentAt?: number;
+  /** Read from Redis: its times are the clock of the instance that kept it, which may be ahead of this one's. */
+  shared?: true;
 }
 
 export interface LastKnownGoodOptions {
@@ -213,5 +215,5 @@ function parse(stored: string): KeptAnswer | undefined {
   const times = parseTimes(stored);
   const text = stored.slice(stored.indexOf('\n') + 1);
   if (times === undefined || !isEnvelopeText(text)) return undefined;
-  return { ...times, text };
+  return { ...times, text, shared: true };
 }

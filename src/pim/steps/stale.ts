@@ -29,6 +29,9 @@ export interface StaleOptions {
 
 // Credentials whose 401 is remembered: some 100 bytes each.
 const MAX_REVOKED = 10_000;
+// How far ahead another instance's clock may be when its copy in Redis is judged against a 401 heard here: a copy of a
+// call sent up to this long after the 401 (by that clock) is not served either.
+const CLOCK_MARGIN_MS = 5_000;
 
 // Failures that say the PIM cannot answer now; any other is its answer (401, 403, 404) or ours.
 const outageCodes = new Set<PimErrorCode>([
@@ -78,7 +81,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // another instance's call, answered after it) is served to it again. Another instance learns it from its own next
     // 401 to that key. Copies kept before calls carried their time are judged by when they were produced.
     const current = (found: KeptAnswer | undefined, partition: string) =>
-      found && (found.sentAt ?? found.storedAt) > revokedSince(partition) ? found : undefined;
+      found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > revokedSince(partition)
+        ? found
+        : undefined;
     // Whether a copy in Redis (another instance's) would stand in for a call now.
     const standsIn = (found: KeptAnswer | undefined, partition: string) =>
       current(found, partition) !== undefined && Date.now() <= found!.errorUntil;
