@@ -33,6 +33,7 @@ const NOT_ANSWERED_FOR_MS = 1_000;
  */
 export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOptions): () => Promise<boolean> {
   let answeredAt = -Infinity;
+  // On the monotonic clock: a wall clock stepped back would hold the failure for as long as the step.
   let failedAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
@@ -52,12 +53,12 @@ export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOp
         queuedOutAnswered(error) || (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
     );
     if (answered) answeredAt = Date.now();
-    else failedAt = Date.now();
+    else failedAt = performance.now();
     return answered;
   };
   return async () => {
     if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
-    if (!inFlight && Date.now() - failedAt < Math.min(NOT_ANSWERED_FOR_MS, maxAgeMs)) return false;
+    if (!inFlight && performance.now() - failedAt < Math.min(NOT_ANSWERED_FOR_MS, maxAgeMs)) return false;
     inFlight ??= ask().finally(() => (inFlight = undefined));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'running'>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, 'running')));
