@@ -4,7 +4,7 @@ import { closedAfterEach } from '../helpers/facade.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { untilConnected } from '../helpers/redis.ts';
 import { faults, startUpstream } from '../helpers/upstream.ts';
-import { answerFor } from './reads.ts';
+import { answerFor, withHeaders } from './reads.ts';
 
 // A 401 is the PIM's word on the key, not on one URL: the revoked key gets none of its older answers at the next
 // outage, for any URL. On main it ended only the copy of the URL that heard it.
@@ -71,18 +71,58 @@ describe('one instance', () => {
     expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
   });
 
-  // Made-up keys keep no copy: their 401s are remembered apart, and never push out the revocation of a key that did.
+  // Made-up keys keep no copy: their 401s are remembered apart, and never push out the revocation of a key that kept
+  // one, before its 401 (A) or after it, from a call sent before it (C).
   it('a flood of made-up keys’ 401s does not bring back a revoked key’s copies', { timeout: 120_000 }, async () => {
+    const C = { 'x-api-key': 'key-of-c-789' };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
     const { upstream, facade } = await servers.start(answerFor('v1'), settings);
     for (const id of ['U1', 'U2']) await facade.post(products(id), {}, A);
-    upstream.respond(revoked);
-    expect((await facade.post(products('U1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    upstream.respond((req, res) =>
+      req.url!.includes('C2') ? void held.then(() => answerFor('v1')(req, res)) : revoked(req, res),
+    );
+    const slow = facade.post(products('C2'), {}, C);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    for (const key of [A, C])
+      expect((await facade.post(products('U1'), {}, key)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    release();
+    expect((await slow).body.data.p.data[0].version).toBe('v1');
     // Past the 10,000 revocations remembered.
     let sent = 0;
     const madeUp = async () => {
       while (sent < 10_050) await facade.post(products('X'), {}, { 'x-api-key': `made-up-key-${sent++}` });
     };
     await Promise.all(Array.from({ length: 32 }, madeUp));
+    upstream.respond(faults.status(503));
+    expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
+    expect((await facade.post(products('C2'), {}, C)).body.extensions?.stale).toBeUndefined();
+  });
+
+  // Coalesced into a call sent before the 401, a request sent after it has that call's answer, as old as the call.
+  it('a request that joined a call sent before the 401 does not keep its copy', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { upstream, facade } = await servers.start(
+      (req, res) => (req.url!.includes('U1') ? revoked(req, res) : void held.then(() => answerFor('v1')(req, res))),
+      settings,
+    );
+    const first = new AbortController();
+    const body = JSON.stringify({ query: products('U2') });
+    const headers = { 'content-type': 'application/json', ...A };
+    const leaving = facade.request('/graphql', { method: 'POST', headers, body, signal: first.signal }).catch(() => {});
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    expect((await facade.post(products('U1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const joiner = facade.post(products('U2'), {}, A);
+    // The first caller leaves once the joiner is in (a protocol's order, not a wait for the server); the call goes on.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    first.abort();
+    await leaving;
+    // And the server has seen it leave before the answer comes.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    expect((await joiner).body.data.p.data[0].version).toBe('v1');
+    expect(upstream.requests.filter((r) => r.url.includes('U2'))).toHaveLength(1);
     upstream.respond(faults.status(503));
     expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
   });
@@ -126,6 +166,29 @@ describe('a fleet sharing Redis', () => {
     await expect.poll(async () => (await redis.client.keys('*lkg:*')).length).toBeGreaterThan(0);
     upstream.respond(faults.status(503));
     expect((await heard.post(products('F2'), {}, A)).body.extensions?.stale).toBeUndefined();
+  });
+
+  // Replayed by the HTTP cache (shared in Redis), an answer says its age in whole seconds only: within half a second of
+  // its call, `Age: 0` made the replay's copy look asked for after the 401 heard in between.
+  it('the HTTP cache’s replay of an answer to a call sent before the 401 does not stand in', async () => {
+    const { upstream, replicas, redis } = fleet;
+    const [heard, other] = [replicas[0]!, replicas[1]!];
+    await untilConnected(redis, 4);
+    upstream.respond((req, res) =>
+      req.url!.includes('H0')
+        ? revoked(req, res)
+        : withHeaders('v1', { 'cache-control': 'max-age=2', date: new Date().toUTCString() })(req, res),
+    );
+    // Early in a second of the Date header, so that the replay's Age rounds to 0.
+    while (Date.now() % 1_000 > 50) await new Promise((resolve) => setTimeout(resolve, 5));
+    await other.post(products('H2'), {}, A);
+    expect((await heard.post(products('H0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect((await heard.post(products('H2'), {}, A)).body.data.p.data[0].version).toBe('v1');
+    expect(upstream.requests.filter((r) => r.url.includes('H2'))).toHaveLength(1);
+    // Past the answer's max-age (the protocol's time): the next read is a call, and the PIM is down.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    upstream.respond(faults.status(503));
+    expect((await heard.post(products('H2'), {}, A)).body.extensions?.stale).toBeUndefined();
   });
 
   // A copy's times in Redis are the clock of the instance that kept it: one 2 s ahead made a copy kept before the 401

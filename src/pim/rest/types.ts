@@ -32,6 +32,8 @@ export interface Keepable {
   hints: StaleHints;
   /** Its `Age` header: undici's cache sets one on every answer it serves, a CDN in front of the PIM may too. */
   ageS: number | undefined;
+  /** Epoch ms its call left for the PIM (steps/send.ts), shared by every request that joined it; absent on a replay. */
+  sentAt?: number | undefined;
 }
 
 /** Why a field got an answer past its freshness: a refresh is under way, or the upstream error's code. */

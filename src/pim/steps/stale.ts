@@ -73,6 +73,12 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const keepers = new LRUCache<string, true>({ max: MAX_REVOKED });
     const revoked = new LRUCache<string, number>({ max: MAX_REVOKED });
     const revokedElse = new LRUCache<string, number>({ max: MAX_REVOKED });
+    // A partition keeps a copy: a 401 it had before (a call sent before it, answered after) is kept with the keepers'.
+    const keptFor = (partition: string) => {
+      keepers.set(partition, true);
+      const at = revokedElse.size === 0 ? undefined : revokedElse.get(partition);
+      if (at !== undefined) (revokedElse.delete(partition), revoked.set(partition, at));
+    };
     const revokedSince = (partition: string) =>
       revoked.size + revokedElse.size === 0
         ? 0
@@ -111,7 +117,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // A newer answer that may not be kept (`no-store`, `Vary: *`) ends the older copy all the same (in Redis too):
       // it must not stand in for the newer answer at the next outage.
       if (!kept || kept.hints.noStore) return void store.forget(key, true, late);
-      const entry = keptEntry(kept, answer.freshness, sentAt, options);
+      const entry = keptEntry(kept, answer.freshness, options);
       // Read before an invalidation that came while it was out: still last-known-good, but as old as its call, so
       // stale-while-revalidate (which serves only copies newer than the invalidation) never serves it.
       if (late !== undefined) entry.storedAt = Math.min(entry.storedAt, sentAt - 1);
@@ -122,7 +128,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Redis may take the HTTP cache's copy first.
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) {
         store.keep(key, entry, late);
-        keepers.set(partition, true);
+        keptFor(partition);
       }
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
@@ -212,12 +218,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
 
 // The windows of RFC 5861: the upstream's own directives, else the settings. Stale-if-error counts
 // from when the answer was produced, as "answered within the last N seconds" reads.
-function keptEntry(
-  { text, hints, ageS }: Keepable,
-  freshness: Freshness,
-  sentAt: number,
-  options: StaleOptions,
-): KeptAnswer {
+function keptEntry({ text, hints, ageS, sentAt }: Keepable, freshness: Freshness, options: StaleOptions): KeptAnswer {
   const now = Date.now();
   const storedAt = now - (ageS ?? 0) * 1_000;
   // Without a lifetime of its own, an answer is fresh as long as the HTTP cache's default keeps it.
@@ -246,8 +247,9 @@ function keptEntry(
   return {
     text,
     storedAt,
-    // An answer the HTTP cache replays was asked for no later than it was produced.
-    sentAt: Math.min(sentAt, storedAt),
+    // Produced earlier (a CDN's Age), it was asked for no later. An answer the HTTP cache replays was asked for before it
+    // was stored there, which its whole-second Age tells only roughly, by another instance's clock when in Redis.
+    sentAt: sentAt === undefined ? storedAt - CLOCK_MARGIN_MS : Math.min(sentAt, storedAt),
     freshUntil,
     revalidateUntil: freshUntil + whileRevalidateMs,
     // Turned off by the setting, never by the upstream alone.
