@@ -26,6 +26,10 @@ const { values } = parseArgs({
     },
     // Scenarios whose name contains one of these ';'-separated parts; the rest are skipped.
     only: { type: 'string', default: '' },
+    // The browsing mix's share of requests that reach the PIM, measured on the façade over this many seconds at
+    // 200 connections (0: skipped). Its answers live 60 s and expire together, once a minute: a round of a few
+    // seconds holds that wave or not, so only a window of whole minutes measures the share.
+    'share-seconds': { type: 'string', default: '120' },
   },
 });
 const rounds = values.quick ? 2 : Number(values.rounds);
@@ -145,11 +149,13 @@ try {
       }
     }
   }
+  const share = plan.some((s) => s.name.startsWith('browsing mix at 200')) ? await pimShare() : undefined;
   const inProcess = samples.has(VARIABLES) ? await measureInProcess(values.quick ? 20_000 : 100_000) : {};
   const costs = [...bill, { feature: 'tracing, exporter set', target: targets[3]!.name, adds: true }];
   const output = [
     `Node ${process.version}, ${rounds} rounds of ${duration} s (after ${warmup} s warm-up) per target and scenario; medians.`,
     summary(samples, costs, inProcess, idle),
+    ...(share ? [share.line] : []),
   ].join('\n\n');
   console.log(output);
   const at = new Date().toISOString().replace(/[:.]/g, '-');
@@ -161,9 +167,25 @@ try {
     heapFlags,
     samples: Object.fromEntries([...samples].map(([s, m]) => [s, Object.fromEntries(m)])),
     inProcess,
+    pimShare: share?.figures,
   };
   await writeFile(new URL(`./results/bench-${at}.json`, import.meta.url), JSON.stringify(json, null, 2));
   await writeFile(new URL(`./results/bench-${at}.md`, import.meta.url), output);
 } finally {
   await Promise.all([upstream, collector, ...servers.values()].map((s) => s.stop()));
+}
+
+/** The browsing mix on the façade for `--share-seconds`, at 200 connections: PIM calls per request served. */
+async function pimShare() {
+  const seconds = Number(values['share-seconds']);
+  if (!(seconds > 0)) return undefined;
+  console.error(`PIM share: ${seconds} s of the browsing mix`);
+  const facade = servers.get('façade')!;
+  const [before, upBefore] = [await facade.stats(), await upstream.stats()];
+  await load({ ...post(facade, () => withVariables(zipfId(), 10), 200), duration: seconds }, false);
+  const [after, upAfter] = [await facade.stats(), await upstream.stats()];
+  const figures = { seconds, served: after.served - before.served, pimCalls: upAfter.served - upBefore.served };
+  const percent = ((100 * figures.pimCalls) / figures.served).toFixed(2);
+  const line = `Browsing mix at 200 connections, façade, over ${seconds} s: ${figures.pimCalls} PIM calls for ${figures.served} requests, ${percent} % reach the PIM.`;
+  return { line, figures };
 }
