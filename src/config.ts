@@ -61,13 +61,14 @@ const decodes = (text: string) => {
   }
 };
 // OTEL_RESOURCE_ATTRIBUTES as the OpenTelemetry SDKs read it: `key=value` pairs by commas, values percent-encoded.
+const attributesForm =
+  'key=value pairs separated by commas, values percent-encoded: deployment.environment=prod,k8s.pod.name=web-1';
 const attributePair = /^\s*([^\s=,]+)\s*=\s*([^,]*?)\s*$/;
 const resourceAttributes = z
   .string()
   .transform((value) => value.split(',').filter((pair) => pair.trim() !== ''))
   .refine((pairs) => pairs.every((pair) => attributePair.test(pair) && decodes(attributePair.exec(pair)![2]!)), {
-    error:
-      'key=value pairs separated by commas, values percent-encoded: deployment.environment=prod,k8s.pod.name=web-1',
+    error: attributesForm,
   })
   .transform((pairs) =>
     Object.fromEntries(
@@ -427,14 +428,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // Empty strings (or only whitespace: a templated line) count as unset, the way shells and .env files mean them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const { values, deprecations, readFrom } = withNewNames(present);
+  const warnings = [...deprecations];
+  // The OpenTelemetry specification's reading of its own settings, as the SDKs start with them (never their values).
   const disabled = present['OTEL_SDK_DISABLED']?.trim().toLowerCase();
-  const warnings =
-    disabled === undefined || disabled === 'true' || disabled === 'false'
-      ? deprecations
-      : [
-          ...deprecations,
-          `OTEL_SDK_DISABLED is read as false (tracing stays on where an endpoint is set): only true turns it off`,
-        ];
+  if (disabled !== undefined && disabled !== 'true' && disabled !== 'false') {
+    warnings.push(
+      `OTEL_SDK_DISABLED is read as false (tracing stays on where an endpoint is set): only true turns it off`,
+    );
+  }
+  // A malformed OTEL_RESOURCE_ATTRIBUTES is discarded whole, with an error reported; the process still starts.
+  const attributes = values['OTEL_RESOURCE_ATTRIBUTES'];
+  if (attributes !== undefined && !resourceAttributes.safeParse(attributes).success) {
+    delete values['OTEL_RESOURCE_ATTRIBUTES'];
+    warnings.push(`OTEL_RESOURCE_ATTRIBUTES is discarded: expected ${attributesForm}`);
+  }
   const parsed = settings.safeParse(values);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

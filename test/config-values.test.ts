@@ -48,8 +48,22 @@ describe('REDIS_URL with a query or fragment', () => {
 });
 
 describe('OTEL_RESOURCE_ATTRIBUTES', () => {
-  it.each(['k8s.pod.name', 'a=b,c', '=b', 'a=%zz', 'a b=c'])('refuses %s, naming the form it takes', (value) => {
-    expect(() => loadConfig({ OTEL_RESOURCE_ATTRIBUTES: value })).toThrow(/OTEL_RESOURCE_ATTRIBUTES.*key=value pairs/);
+  // The OpenTelemetry specification discards a malformed value whole, reporting an error, and the SDKs start without
+  // it: refusing it stopped a process that every other service of the deployment starts with.
+  it.each(['k8s.pod.name', 'a=b,c', '=b', 'a=%zz', 'a b=c'])(
+    'discards %s whole, with a warning naming the form',
+    (value) => {
+      const config = loadConfig({ OTEL_RESOURCE_ATTRIBUTES: value });
+      expect(config.observability.resourceAttributes).toBeUndefined();
+      expect(config.warnings).toEqual([
+        expect.stringMatching(/^OTEL_RESOURCE_ATTRIBUTES is discarded: expected key=value pairs/),
+      ]);
+    },
+  );
+
+  it('names the setting, never its value (an attribute may be a secret)', () => {
+    const config = loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'team=catalog,token=s3cr3t%zz' });
+    expect(config.warnings.join('\n')).not.toContain('s3cr3t');
   });
 
   // A key is taken as it is: decoded, `%zz` threw a URIError past the one-line refusal.
