@@ -9,6 +9,7 @@ import type { PimApi } from '../pim/loaders.ts';
 import { directivesOf, freshnessAt, seconds, type Expiry } from '../pim/rest/freshness.ts';
 import type { ByteAccount } from '../pim/rest/byte-limits.ts';
 import { cacheControlFor, cacheHeaders, sendsCredential, tagFormat } from './http-caching.ts';
+import { errorsOf } from './operation.ts';
 import { batchMarks } from './request-slot.ts';
 
 export interface ResponseCacheOptions {
@@ -60,7 +61,9 @@ const SENT = Symbol('response headers of a result to store');
 const FOUND = Symbol('response cache generation of a hit');
 /** What this plugin keeps on the request's context, and on the results it serves or stores. */
 type Marks = { [KEY]?: string; [HIT]?: Entry; [FOUND]?: number; pim?: PimApi };
-type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: { headers?: Record<string, string> } };
+/** A result to store once sent: its response headers, given before it is serialized, and the store of its text. */
+type Sent = { headers?: Record<string, string>; store: (text: string, out: ExecutionResult) => void };
+type Result = ExecutionResult & { [HIT]?: Entry; [SENT]?: Sent };
 
 // What a client's own Cache-Control lets it be answered with (RFC 9111 §5.2.1): no stored result for `no-cache` or
 // `no-store` (a reload; fetch adds `no-cache` to every conditional request), else one no older than its `max-age` and
@@ -185,10 +188,8 @@ export function createResponseCache({
           if (ttl <= 0 || result.errors?.length || result.data == null) return;
           const cacheControl = request.headers.get('cache-control');
           if (cacheControl !== null && directivesOf(cacheControl).has('no-store')) return;
-          const sent: NonNullable<Result[typeof SENT]> = {};
           const tags = [...pim.tags()];
-          const stringify = (out: ExecutionResult) => {
-            const text = JSON.stringify(out);
+          const store = (text: string, out: ExecutionResult) => {
             // What is sent is checked, not what was executed: a later hook may have marked it stale.
             if (sent.headers && !out.errors?.length && !out.extensions?.['stale'] && generation === started) {
               const entry = {
@@ -201,10 +202,23 @@ export function createResponseCache({
               };
               entries.set(key, entry, { ttl, size: weight(key, entry) });
             }
-            return text;
           };
-          setResult({ ...result, [SENT]: sent, stringify } as Result);
+          const sent: Sent = { store };
+          setResult({ ...result, [SENT]: sent } as Result);
         },
+      };
+    },
+    // After the request's byte count (context.ts), which wraps the serialization first: a text it refused
+    // (UPSTREAM_TOO_LARGE sent in its place, which errorsOf then gives) is not stored.
+    onResultProcess({ result }) {
+      const sent = (result as Result)[SENT];
+      if (!sent) return;
+      const serialized = result as Result & { stringify?: (out: ExecutionResult) => string };
+      const inner = serialized.stringify ?? JSON.stringify;
+      serialized.stringify = (out) => {
+        const text = inner(out);
+        if (errorsOf(serialized).length === 0) sent.store(text, out);
+        return text;
       };
     },
     // Runs after HTTP caching's hook, which gave the result its Cache-Control.
