@@ -1,5 +1,5 @@
 // @module-tag redis-server
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { untilConnected } from '../helpers/redis.ts';
@@ -16,6 +16,7 @@ const settings = { PIM_RETRIES: '0', PIM_BREAKER_THRESHOLD: '1000' };
 
 describe('one instance', () => {
   const servers = closedAfterEach();
+  afterEach(() => void vi.useRealTimers());
 
   it('a 401 on one URL ends the key’s copies of every URL; another key keeps its own', async () => {
     const { upstream, facade } = await servers.start(answerFor('v1'), settings);
@@ -55,21 +56,27 @@ describe('one instance', () => {
   });
 
   // The call was sent, and the PIM accepted the key, before the 401 was heard: its answer is one the key had before.
-  it('the copy of a call sent before the 401 and answered after it does not stand in', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const { upstream, facade } = await servers.start(
-      (req, res) => (req.url!.includes('U1') ? revoked(req, res) : void held.then(() => answerFor('v1')(req, res))),
-      settings,
-    );
-    const slow = facade.post(products('U2'), {}, A);
-    await expect.poll(() => upstream.requests.length).toBe(1);
-    expect((await facade.post(products('U1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    release();
-    expect((await slow).body.data.p.data[0].version).toBe('v1');
-    upstream.respond(faults.status(503));
-    expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
-  });
+  // Its time was once worked out when the answer came, so a wall clock stepped forward meanwhile (NTP steps past
+  // 128 ms) moved it past the 401.
+  it.each([0, 2_000])(
+    'the copy of a call sent before the 401 and answered after it does not stand in (clock stepped %i ms)',
+    async (step) => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const { upstream, facade } = await servers.start(
+        (req, res) => (req.url!.includes('U1') ? revoked(req, res) : void held.then(() => answerFor('v1')(req, res))),
+        settings,
+      );
+      const slow = facade.post(products('U2'), {}, A);
+      await expect.poll(() => upstream.requests.length).toBe(1);
+      expect((await facade.post(products('U1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      if (step) vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true }).setSystemTime(Date.now() + step);
+      release();
+      expect((await slow).body.data.p.data[0].version).toBe('v1');
+      upstream.respond(faults.status(503));
+      expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
+    },
+  );
 
   // Made-up keys keep no copy: their 401s are remembered apart, and never push out the revocation of a key that kept
   // one, before its 401 (A) or after it, from a call sent before it (C).

@@ -27,6 +27,11 @@ export interface AdmissionDispatchOptions {
         wire: boolean;
         /** When it left the queue (performance.now()): the PIM's latency counts from here (steps/telemetry.ts). */
         sentAt?: number;
+        /**
+         * The same on the wall clock a 401 is timed by (steps/stale.ts), read then: worked out from `sentAt` once the
+         * answer came, a clock stepped forward meanwhile moved it past a 401 heard in between.
+         */
+        sentAtEpoch?: number;
         confirmed?: boolean;
         confirmation?: Readonly<Record<string, unknown>> | undefined;
       }
@@ -83,7 +88,7 @@ export function createAdmission({ queue, keyOf, requestTimeoutMs, stop, shutdown
             own.sent,
           );
           out.add(timed);
-          if (own.sent) [own.sent.wire, own.sent.sentAt] = [true, performance.now()];
+          if (own.sent) [own.sent.wire, own.sent.sentAt, own.sent.sentAtEpoch] = [true, performance.now(), Date.now()];
           try {
             dispatch(opts, timed);
           } catch (error) {

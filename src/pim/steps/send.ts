@@ -64,8 +64,7 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
       }
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
       if (!sent.wire) return { ...answer, cached: true };
-      // When it left the queue, on the wall clock a 401 is timed by (steps/stale.ts).
-      if (answer.kept && sent.sentAt !== undefined) answer.kept.sentAt = Date.now() - (performance.now() - sent.sentAt);
+      if (answer.kept && sent.sentAtEpoch !== undefined) answer.kept.sentAt = sent.sentAtEpoch;
       return answer;
     } catch (error) {
       if (error instanceof PimError) {
