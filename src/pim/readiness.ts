@@ -32,8 +32,9 @@ const NOT_ANSWERED_FOR_MS = 1_000;
  * does not turn a ready replica away.
  */
 export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOptions): () => Promise<boolean> {
+  // On the monotonic clock: a wall clock stepped back held a failure (503, no probe), or an answer (200, no probe, the
+  // PIM down), for as long as the step.
   let answeredAt = -Infinity;
-  // On the monotonic clock: a wall clock stepped back would hold the failure for as long as the step.
   let failedAt = -Infinity;
   let inFlight: Promise<boolean> | undefined;
   const ask = async () => {
@@ -46,24 +47,24 @@ export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOp
     const queuedOutAnswered = (error: unknown) =>
       isQueuedOut(error) &&
       client.status.breaker === 'closed' &&
-      Date.now() - client.status.answeredAt <= maxAgeMs + callTimeoutMs + PROBE_ANSWER_MS;
+      performance.now() - client.status.answeredAt <= maxAgeMs + callTimeoutMs + PROBE_ANSWER_MS;
     const answered = await client.probe().then(
       () => true,
       (error: unknown) =>
         queuedOutAnswered(error) || (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
     );
-    if (answered) answeredAt = Date.now();
+    if (answered) answeredAt = performance.now();
     else failedAt = performance.now();
     return answered;
   };
   return async () => {
-    if (client.status.breaker === 'closed' && Date.now() - answeredAt <= maxAgeMs) return true;
+    if (client.status.breaker === 'closed' && performance.now() - answeredAt <= maxAgeMs) return true;
     if (!inFlight && performance.now() - failedAt < Math.min(NOT_ANSWERED_FOR_MS, maxAgeMs)) return false;
     inFlight ??= ask().finally(() => (inFlight = undefined));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'running'>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS, 'running')));
     const outcome = await Promise.race([inFlight, late]).finally(() => clearTimeout(timer));
-    const answered = outcome === 'running' ? Date.now() - answeredAt <= maxAgeMs + PROBE_ANSWER_MS : outcome;
+    const answered = outcome === 'running' ? performance.now() - answeredAt <= maxAgeMs + PROBE_ANSWER_MS : outcome;
     return answered && client.status.breaker === 'closed';
   };
 }

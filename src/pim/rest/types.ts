@@ -125,6 +125,9 @@ export type Layer = (next: Send) => Send;
 /** What readiness checks and metrics read about the upstream; never written from outside. */
 export interface UpstreamStatus {
   readonly breaker: 'closed' | 'open' | 'half-open';
-  /** When the PIM last answered a call itself (epoch ms; -Infinity before any): not the HTTP cache, not a fault. */
+  /**
+   * When the PIM last answered a call itself (performance.now(), -Infinity before any): not the HTTP cache, not a fault.
+   * Monotonic: on the wall clock, one stepped back kept an old answer recent for as long as the step.
+   */
   readonly answeredAt: number;
 }

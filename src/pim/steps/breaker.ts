@@ -112,7 +112,7 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined, isCl
       if (!ask) return ((faults = 0), true);
       // The PIM answered a probe within the last interval: these faults are about their requests too. One probe
       // an interval at most, however fast a catalog the PIM is broken on fails.
-      if (Date.now() - answeredAt < PROBE_INTERVAL_MS) return ((faults = 0), false);
+      if (performance.now() - answeredAt < PROBE_INTERVAL_MS) return ((faults = 0), false);
       if (!asking) {
         asking = pending = true;
         // Not from inside cockatiel's own bookkeeping of this failure.
@@ -126,7 +126,7 @@ function confirmedBreaker(threshold: number, ask: (() => void) | undefined, isCl
     /** The probe failed as an outage does: the next fault opens the breaker, unless a call was answered since. */
     down: () => void (down = pending),
     /** The PIM answered the probe. */
-    answered: () => void (answeredAt = Date.now()),
+    answered: () => void (answeredAt = performance.now()),
     /** The probe is over: the next fault past the threshold may ask again (one that proved nothing must too). */
     settled: () => void (asking = false),
   };
@@ -160,7 +160,7 @@ export function createBreaker({
 } {
   // The steps below the breaker, once composed: where the probe goes.
   let below: Send | undefined;
-  // When the PIM last answered a call itself (status.answeredAt).
+  // When the PIM last answered a call itself (status.answeredAt), on the monotonic clock.
   let answeredAt = -Infinity;
   const probing = new WeakSet<CallOptions>();
   // Sends the probe through the breaker's own decision over the steps below it, marked so its fault is known.
@@ -184,7 +184,7 @@ export function createBreaker({
   };
   // The PIM itself answered a call (or the probe standing trial): what readiness reads when its probe finds no slot.
   const pimAnswered = () => {
-    answeredAt = Date.now();
+    answeredAt = performance.now();
     log.answered();
   };
   // The half-open trial, when the call let through for it proved nothing: the probe, sent past the breaker. A fault
@@ -266,7 +266,7 @@ export function createBreaker({
           // kept (a 404) is not the PIM speaking now.
           if (error instanceof PimError && isUpstreamAnswer(error)) {
             if (error.cached) return provesNothing({ error });
-            answeredAt = Date.now();
+            answeredAt = performance.now();
             answer = error;
             return undefined;
           }
