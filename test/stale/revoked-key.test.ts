@@ -1,6 +1,6 @@
 // @module-tag redis-server
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { closedAfterEach } from '../helpers/facade.ts';
+import { closedAfterEach, type Facade } from '../helpers/facade.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 import { untilConnected } from '../helpers/redis.ts';
 import { faults, startUpstream } from '../helpers/upstream.ts';
@@ -13,6 +13,14 @@ const B = { 'x-api-key': 'key-of-b-456' };
 const revoked = faults.status(401, '{"status":401,"meta":{},"error":"API key revoked"}');
 const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
 const settings = { PIM_RETRIES: '0', PIM_BREAKER_THRESHOLD: '1000' };
+// Past the 10,000 revocations (or keys) an instance remembers: `count` requests of as many keys named `name-<n>`.
+const manyKeys = async (facade: Facade, count: number, name: string) => {
+  let sent = 0;
+  const one = async () => {
+    while (sent < count) await facade.post(products('X'), {}, { 'x-api-key': `${name}-${sent++}` });
+  };
+  await Promise.all(Array.from({ length: 32 }, one));
+};
 
 describe('one instance', () => {
   const servers = closedAfterEach();
@@ -79,13 +87,15 @@ describe('one instance', () => {
   );
 
   // Made-up keys keep no copy: their 401s are remembered apart, and never push out the revocation of a key that kept
-  // one, before its 401 (A) or after it, from a call sent before it (C).
-  it('a flood of made-up keys’ 401s does not bring back a revoked key’s copies', { timeout: 120_000 }, async () => {
+  // one, before its 401 (A) or after it, from a call sent before it (C). Whether a key kept one is told by the copies
+  // held: the last 10,000 keys to keep one forgot A while its copies were still held (review of 2c7b397).
+  it('a flood of made-up keys’ 401s does not bring back a revoked key’s copies', { timeout: 240_000 }, async () => {
     const C = { 'x-api-key': 'key-of-c-789' };
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const { upstream, facade } = await servers.start(answerFor('v1'), settings);
     for (const id of ['U1', 'U2']) await facade.post(products(id), {}, A);
+    await manyKeys(facade, 10_050, 'other-key');
     upstream.respond((req, res) =>
       req.url!.includes('C2') ? void held.then(() => answerFor('v1')(req, res)) : revoked(req, res),
     );
@@ -95,12 +105,7 @@ describe('one instance', () => {
       expect((await facade.post(products('U1'), {}, key)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     release();
     expect((await slow).body.data.p.data[0].version).toBe('v1');
-    // Past the 10,000 revocations remembered.
-    let sent = 0;
-    const madeUp = async () => {
-      while (sent < 10_050) await facade.post(products('X'), {}, { 'x-api-key': `made-up-key-${sent++}` });
-    };
-    await Promise.all(Array.from({ length: 32 }, madeUp));
+    await manyKeys(facade, 10_050, 'made-up-key');
     upstream.respond(faults.status(503));
     expect((await facade.post(products('U2'), {}, A)).body.extensions?.stale).toBeUndefined();
     expect((await facade.post(products('C2'), {}, C)).body.extensions?.stale).toBeUndefined();
@@ -137,11 +142,13 @@ describe('one instance', () => {
 
 describe('a fleet sharing Redis', () => {
   const fleet = useRedisFleet({ upstream: () => startUpstream(answerFor('v1')), env: settings });
+  // A key of each test's own: the fleet's record of another test's 401 to a shared one would end its copies for it.
+  let keys = 0;
+  const fresh = () => ({ 'x-api-key': `key-of-fleet-test-${++keys}` });
 
-  // Another instance learns it from its own next 401 to that key: told through Redis, every 401 of every short-lived
-  // token (an expired bearer) would be a record every instance reads each second.
   it('a 401 ends the key’s copies the instance finds in Redis too, kept there by another', async () => {
     const { upstream, replicas, redis } = fleet;
+    const A = fresh();
     const [heard, other] = [replicas[0]!, replicas[1]!];
     await untilConnected(redis, 4);
     await other.post(products('R2'), {}, A);
@@ -155,9 +162,65 @@ describe('a fleet sharing Redis', () => {
     expect((await heard.post(products('R2'), {}, B)).body.extensions.stale).toHaveLength(1);
   });
 
+  // The instance that kept the copies never heard the 401: it served them to the revoked key at the next outage, from
+  // its memory, until it heard a 401 to that key itself. The 401 is recorded in Redis, read before a copy stands in.
+  it('a 401 heard by one instance ends the key’s copies another keeps in memory', async () => {
+    const { upstream, replicas, redis } = fleet;
+    const A = fresh();
+    const [heard, other] = [replicas[0]!, replicas[1]!];
+    await untilConnected(redis, 4);
+    upstream.respond(answerFor('v1'));
+    await other.post(products('M2'), {}, A);
+    await other.post(products('M2'), {}, B);
+    const records = (await redis.client.keys('*revoked:*')).length;
+    upstream.respond(revoked);
+    expect((await heard.post(products('M0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    await expect.poll(async () => (await redis.client.keys('*revoked:*')).length).toBe(records + 1);
+    upstream.respond(faults.status(503));
+    const outage = (await other.post(products('M2'), {}, A)).body;
+    expect(outage.extensions?.stale).toBeUndefined();
+    expect(outage.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+    const kept = (await other.post(products('M2'), {}, B)).body;
+    expect(kept.extensions.stale).toHaveLength(1);
+    expect(kept.data.p.data[0]).toMatchObject({ key: 'B', version: 'v1' });
+  });
+
+  // The instance that heard the 401 never kept the key's copies (another did, in Redis): its 401 was among the made-up
+  // keys', and a flood of theirs pushed it out (review of 2c7b397). The fleet's record of it stays.
+  it(
+    'a flood of made-up keys’ 401s does not bring back a revoked key’s copy kept in Redis',
+    { timeout: 180_000 },
+    async () => {
+      const { upstream, replicas, redis } = fleet;
+      const A = fresh();
+      const [heard, other] = [replicas[0]!, replicas[1]!];
+      await untilConnected(redis, 4);
+      upstream.respond(answerFor('v1'));
+      await other.post(products('K2'), {}, A);
+      upstream.respond(revoked);
+      expect((await heard.post(products('K0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      await manyKeys(heard, 10_050, 'made-up-key');
+      upstream.respond(faults.status(503));
+      expect((await heard.post(products('K2'), {}, A)).body.extensions?.stale).toBeUndefined();
+    },
+  );
+
+  // Made-up keys keep no copy anywhere: their 401s are no record, so a flood of them writes nothing to Redis.
+  it('the 401 of a key that kept no copy anywhere writes no record', async () => {
+    const { upstream, replicas, redis } = fleet;
+    await untilConnected(redis, 4);
+    const before = (await redis.client.keys('*revoked:*')).length;
+    upstream.respond(revoked);
+    for (let i = 0; i < 20; i++) await replicas[i % 2]!.post(products('N0'), {}, { 'x-api-key': `made-up-${i}` });
+    // Both instances' writes are out (a command sent after them is answered after them).
+    for (const replica of replicas) await replica.post(products('N0'), {}, { 'x-api-key': 'made-up-last' });
+    expect(await redis.client.keys('*revoked:*')).toHaveLength(before);
+  });
+
   // Another instance's call, sent before this one heard the 401 and answered after, writes its copy to Redis after it.
   it('a copy another instance keeps from a call sent before the 401 does not stand in', async () => {
     const { upstream, replicas, redis } = fleet;
+    const A = fresh();
     const [heard, other] = [replicas[0]!, replicas[1]!];
     await untilConnected(redis, 4);
     let release!: () => void;
@@ -179,6 +242,7 @@ describe('a fleet sharing Redis', () => {
   // its call, `Age: 0` made the replay's copy look asked for after the 401 heard in between.
   it('the HTTP cache’s replay of an answer to a call sent before the 401 does not stand in', async () => {
     const { upstream, replicas, redis } = fleet;
+    const A = fresh();
     const [heard, other] = [replicas[0]!, replicas[1]!];
     await untilConnected(redis, 4);
     upstream.respond((req, res) =>
@@ -202,6 +266,7 @@ describe('a fleet sharing Redis', () => {
   // look newer than it. Redis's copies are judged with a margin for clocks (5 s).
   it('a copy kept before the 401 by an instance whose clock is ahead does not stand in', async () => {
     const { upstream, replicas, redis } = fleet;
+    const A = fresh();
     const [heard, other] = [replicas[0]!, replicas[1]!];
     await untilConnected(redis, 4);
     upstream.respond(answerFor('v1'));

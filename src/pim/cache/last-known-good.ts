@@ -33,8 +33,12 @@ export interface LastKnownGoodOptions {
   onError: (error: Error) => void;
 }
 
+/** The key of a partition's copy of a path's answer: `<partition> <path>` (a partition is a digest, no space in it). */
+export const keyOf = (partition: string, path: string) => `${partition} ${path}`;
+const partitionOf = (key: string) => key.slice(0, key.indexOf(' '));
+
 /**
- * The last good answer of every URL per credential (`key` holds both): in memory, least recently
+ * The last good answer of every URL per credential (`key` holds both, {@link keyOf}): in memory, least recently
  * used out past the byte bound, and in Redis when given, so any instance can serve what one saw.
  */
 export interface LastKnownGood {
@@ -54,6 +58,8 @@ export interface LastKnownGood {
   forget(key: string, byAnswer?: boolean, unlessAfter?: number): void;
   /** Bytes the in-process copies weigh now, as the bound counts them. */
   bytes(): number;
+  /** Whether copies of `partition` are held here: a key that kept some is a real one (a made-up key keeps none). */
+  holds(partition: string): boolean;
   /** Copies are kept in Redis too: {@link find} may find one this instance never kept. */
   shared: boolean;
 }
@@ -65,9 +71,20 @@ const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.
 /** Creates the {@link LastKnownGood} store. */
 export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
+  // Copies held per partition, which the copies bound: a partition is counted while it has one.
+  const held = new Map<string, number>();
+  const count = (key: string, by: number) => {
+    const partition = partitionOf(key);
+    const now = (held.get(partition) ?? 0) + by;
+    if (now > 0) held.set(partition, now);
+    else held.delete(partition);
+  };
   const memory = new LRUCache<string, KeptAnswer>({
     maxSize: maxBytes,
     sizeCalculation: weight,
+    onInsert: (_entry, key, reason) => void (reason === 'add' && count(key, 1)),
+    // `set`: replaced by a newer copy, which onInsert does not count again.
+    dispose: (_entry, key, reason) => void (reason !== 'set' && count(key, -1)),
   });
   const copies = shared && createBoundedKeys(shared.redis, 'lkg');
   // Keys whose copy the PIM ended (401, 403, 404, 410) while Redis could not take the delete (demoted, away, silent):
@@ -178,6 +195,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       );
     },
     bytes: () => memory.calculatedSize,
+    holds: (partition) => held.has(partition),
     shared: copies !== undefined,
     async find(key) {
       const held = memory.get(key);

@@ -2,7 +2,8 @@ import { closeRedis, createRedis, replyWithin } from '../../redis.ts';
 import type { ByteAccount } from '../rest/byte-limits.ts';
 import { createInvalidations } from '../cache/invalidations.ts';
 import { createLastKnownGood } from '../cache/last-known-good.ts';
-import { createStaleLayer, type CacheOutcome } from './stale.ts';
+import { createRevocations } from '../cache/revocations.ts';
+import { CLOCK_MARGIN_MS, createStaleLayer, type CacheOutcome } from './stale.ts';
 import type { Layer } from '../rest/types.ts';
 
 export interface StaleServingOptions {
@@ -31,6 +32,8 @@ export interface StaleServingOptions {
   onInvalidation?: (() => void) | undefined;
 }
 
+const DAY_MS = 86_400_000;
+
 /**
  * Wires the stale step of the client: the last-known-good store, the invalidation record, and
  * their shared Redis connection when REDIS_URL is set.
@@ -42,6 +45,10 @@ export function createStaleServing(options: StaleServingOptions) {
   const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs) };
   const { maxBytes, redisMaxBytes } = options;
   const store = createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError: report });
+  // A 401's record lasts as long as the settings let a copy kept before it stand in (a day at least: an answer's own
+  // stale-if-error may say more than the settings).
+  const recordMs = Math.max(options.staleIfErrorMs, options.staleWhileRevalidateMs, DAY_MS);
+  const revocations = createRevocations({ shared, recordMs, clockMarginMs: CLOCK_MARGIN_MS, onError: report });
   const invalidations = createInvalidations({
     shared,
     pollMs: options.invalidationPollMs,
@@ -50,6 +57,7 @@ export function createStaleServing(options: StaleServingOptions) {
   });
   const layer: Layer = createStaleLayer({
     store,
+    revocations,
     staleIfErrorMs: options.staleIfErrorMs,
     staleWhileRevalidateMs: options.staleWhileRevalidateMs,
     defaultTtlMs: options.defaultTtlMs,

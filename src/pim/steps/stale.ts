@@ -1,10 +1,10 @@
-import { LRUCache } from 'lru-cache';
 import type { ByteAccount } from '../rest/byte-limits.ts';
 import { parsedWeight, sentSize } from '../rest/answer.ts';
 import { parseExact } from '../rest/exact-json.ts';
 import { PimError, type PimErrorCode } from '../rest/errors.ts';
 import { asksPastCache, NOT_FRESH } from '../rest/freshness.ts';
-import type { KeptAnswer, LastKnownGood } from '../cache/last-known-good.ts';
+import { keyOf, type KeptAnswer, type LastKnownGood } from '../cache/last-known-good.ts';
+import type { Revocations } from '../cache/revocations.ts';
 import type { Answer, CallOptions, Freshness, Keepable, Layer } from '../rest/types.ts';
 
 /** How an answer was found: fresh in the cache, from the PIM, stale, or a background refresh's. */
@@ -12,6 +12,8 @@ export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'revalidated';
 
 export interface StaleOptions {
   store: LastKnownGood;
+  /** The 401s heard here (and, with Redis, in the fleet): what ends a partition's copies. */
+  revocations: Revocations;
   /** Milliseconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
   staleIfErrorMs: number;
   /** Milliseconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
@@ -27,11 +29,11 @@ export interface StaleOptions {
   onOutcome?: ((outcome: CacheOutcome, reason?: string) => void) | undefined;
 }
 
-// Credentials whose 401 is remembered: some 100 bytes each.
-const MAX_REVOKED = 10_000;
-// How far ahead another instance's clock may be when its copy in Redis is judged against a 401 heard here: a copy of a
-// call sent up to this long after the 401 (by that clock) is not served either.
-const CLOCK_MARGIN_MS = 5_000;
+/**
+ * How far another instance's clock may be from this one's: its copy in Redis, or its record of a 401, is judged with
+ * this margin, so a copy of a call sent up to this long after the 401 is not served either.
+ */
+export const CLOCK_MARGIN_MS = 5_000;
 
 // Failures that say the PIM cannot answer now; any other is its answer (401, 403, 404) or ours.
 const outageCodes = new Set<PimErrorCode>([
@@ -65,34 +67,21 @@ const endsKeptCopy = (error: unknown): error is PimError =>
  * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
  */
 export function createStaleLayer(options: StaleOptions): Layer {
-  const { store, invalidatedSince, onOutcome } = options;
+  const { store, revocations, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    // When the PIM last refused each credential partition (a 401), bounded. Those that kept copies here are apart from
-    // the rest, so that a flood of made-up keys' 401s (which keep none) never pushes a real key's revocation out.
-    const keepers = new LRUCache<string, true>({ max: MAX_REVOKED });
-    const revoked = new LRUCache<string, number>({ max: MAX_REVOKED });
-    const revokedElse = new LRUCache<string, number>({ max: MAX_REVOKED });
-    // A partition keeps a copy: a 401 it had before (a call sent before it, answered after) is kept with the keepers'.
-    const keptFor = (partition: string) => {
-      keepers.set(partition, true);
-      const at = revokedElse.size === 0 ? undefined : revokedElse.get(partition);
-      if (at !== undefined) (revokedElse.delete(partition), revoked.set(partition, at));
-    };
-    const revokedSince = (partition: string) =>
-      revoked.size + revokedElse.size === 0
-        ? 0
-        : Math.max(revoked.get(partition) ?? 0, revokedElse.get(partition) ?? 0);
     // A 401 is the PIM's word on the key, whatever the URL: no copy of a call the key sent before it (here, or in Redis:
-    // another instance's call, answered after it) is served to it again. Another instance learns it from its own next
-    // 401 to that key. Copies kept before calls carried their time are judged by when they were produced.
-    const current = (found: KeptAnswer | undefined, partition: string) =>
-      found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > revokedSince(partition)
-        ? found
-        : undefined;
-    // Whether a copy in Redis (another instance's) would stand in for a call now.
-    const standsIn = (found: KeptAnswer | undefined, partition: string) =>
-      current(found, partition) !== undefined && Date.now() <= found!.errorUntil;
+    // another instance's call, answered after it) is served to it again. Copies kept before calls carried their time
+    // are judged by when they were produced. `since`: the latest 401, heard here unless the fleet's is given.
+    const current = (found: KeptAnswer | undefined, partition: string, since = revocations.since(partition)) =>
+      found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
+    // The copy that stands in for a failed call now, if any: the fleet's 401s are read only then (an instance that never
+    // heard the key's 401 still serves it no older copy).
+    const standIn = async (lookup: Promise<KeptAnswer | undefined>, fleet: Promise<number>, partition: string) => {
+      const [found, since] = await Promise.all([lookup, fleet]);
+      const copy = current(found, partition, Math.max(since, revocations.since(partition)));
+      return copy && Date.now() <= copy.errorUntil ? copy : undefined;
+    };
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
     const lateOf = (path: string, sentAt: number) => {
       const invalidated = invalidatedSince(path);
@@ -105,7 +94,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
     const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
-      if (error.status === 401) (keepers.has(partition) ? revoked : revokedElse).set(partition, Date.now());
+      if (error.status === 401) revocations.refused(partition, store.holds(partition));
       const late = lateOf(path, sentAt);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
@@ -128,7 +117,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Redis may take the HTTP cache's copy first.
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) {
         store.keep(key, entry, late);
-        keptFor(partition);
+        revocations.kept(partition);
       }
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
@@ -167,7 +156,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
     };
     return async (request, call) => {
       // The store key: the call's credential partition and path.
-      const key = `${call.partition} ${request.path}`;
+      const key = keyOf(call.partition, request.path);
       // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
       const own = asksPastCache(call.headers);
       const held = own ? undefined : current(store.peek(key), call.partition);
@@ -184,6 +173,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Looked up once a call, and used by its failure too: each retry asking again waited REDIS_TIMEOUT_MS on a silent
       // Redis again.
       let lookup: Promise<KeptAnswer | undefined> | undefined;
+      let fleet: Promise<number> | undefined;
+      const fleetSince = () => (fleet ??= revocations.sinceInFleet(call.partition));
+      // A copy here may stand in: the fleet's record is read while the call runs, so a silent Redis is waited on once
+      // a call (with the HTTP cache's own wait), not again after it.
+      if (held && now < held.errorUntil) void fleetSince();
       const sentAt = Date.now();
       try {
         // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
@@ -192,7 +186,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
           held && now < held.errorUntil
             ? { ...call, standIn: true }
             : !held && !own && store.shared
-              ? { ...call, findStandIn: async () => standsIn(await (lookup ??= store.find(key)), call.partition) }
+              ? {
+                  ...call,
+                  findStandIn: async () =>
+                    (await standIn((lookup ??= store.find(key)), fleetSince(), call.partition)) !== undefined,
+                }
               : call,
         );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
@@ -208,8 +206,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
         // readiness probe's own call (a made-up id) has no copy to end.
         if (!own) endWith(key, call.partition, request.path, sentAt, error);
         if (own || !isOutage(error)) throw error;
-        const found = current(await (lookup ?? store.find(key)), call.partition);
-        if (!found || Date.now() > found.errorUntil) throw error;
+        const found = await standIn(lookup ?? store.find(key), fleetSince(), call.partition);
+        if (!found) throw error;
         return served(found, error.code, onOutcome);
       }
     };

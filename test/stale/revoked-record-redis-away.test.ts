@@ -1,0 +1,38 @@
+// @module-tag redis-server
+import { expect, it, onTestFinished } from 'vitest';
+import { closedAfterEach } from '../helpers/facade.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
+import { faults } from '../helpers/upstream.ts';
+import { answerFor } from './reads.ts';
+
+const servers = closedAfterEach();
+const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
+
+// Before a copy stands in for a failed call, the fleet's record of 401s is read from Redis. Redis frozen, that read
+// fails (within REDIS_TIMEOUT_MS, once a second per key at most): the copies held here still stand in, as they did
+// before the record existed. A dependency failing takes no answer away.
+it('with Redis frozen, copies held here still stand in, each within one wait on Redis', async () => {
+  const redis = await startRedis();
+  onTestFinished(() => redis.stop());
+  const upstream = await servers.startUpstream(answerFor('v1'));
+  const facade = await servers.startFacade(upstream.url, {
+    REDIS_URL: redis.url,
+    REDIS_TIMEOUT_MS: '500',
+    PIM_RETRIES: '0',
+    PIM_BREAKER_THRESHOLD: '1000',
+  });
+  await untilConnected(redis, 2);
+  const keys = ['key-of-a-123', 'key-of-b-456'].map((key) => ({ 'x-api-key': key }));
+  for (const key of keys) await facade.post(products('U1'), {}, key);
+  redis.freeze();
+  upstream.respond(faults.status(503));
+  for (let round = 0; round < 3; round++) {
+    for (const key of keys) {
+      const started = performance.now();
+      const { body } = await facade.post(products('U1'), {}, key);
+      expect(body.extensions?.stale, JSON.stringify(body)).toHaveLength(1);
+      expect(body.data.p.data[0].version).toBe('v1');
+      expect(performance.now() - started, 'waited on the silent Redis twice').toBeLessThan(500 + 400);
+    }
+  }
+});
