@@ -2,6 +2,7 @@ import { isQueuedOut } from './admission/fair-queue.ts';
 import type { PimClient } from './client.ts';
 import { PROBE_ANSWER_MS } from './rest/endpoints.ts';
 import { PimError } from './rest/errors.ts';
+import { refusedByBreaker } from './steps/breaker.ts';
 import { isProbeAnswer, isRedirect } from './steps/upstream-faults.ts';
 
 export interface ReadinessOptions {
@@ -48,13 +49,17 @@ export function createReadiness({ client, maxAgeMs, callTimeoutMs }: ReadinessOp
       isQueuedOut(error) &&
       client.status.breaker === 'closed' &&
       performance.now() - client.status.answeredAt <= maxAgeMs + callTimeoutMs + PROBE_ANSWER_MS;
+    // A probe the breaker refused never reached the PIM: no check is held back for it (the next may be the trial).
+    let sent = true;
     const answered = await client.probe().then(
       () => true,
-      (error: unknown) =>
-        queuedOutAnswered(error) || (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status))),
+      (error: unknown) => (
+        (sent = !refusedByBreaker(error)),
+        queuedOutAnswered(error) || (isProbeAnswer(error) && !(error instanceof PimError && isRedirect(error.status)))
+      ),
     );
     if (answered) answeredAt = performance.now();
-    else failedAt = performance.now();
+    else if (sent) failedAt = performance.now();
     return answered;
   };
   return async () => {

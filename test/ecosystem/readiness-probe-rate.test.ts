@@ -22,3 +22,22 @@ it.each([
   expect(upstream.requests.length).toBeGreaterThanOrEqual(1);
   expect(upstream.requests.length).toBeLessThanOrEqual(seconds + 1);
 });
+
+// A probe the open breaker refused never reached the PIM: it holds no check back. It held the next second's, so a
+// replica whose breaker let its trial through (the PIM back) stayed unready up to a second longer, a whole probe
+// period with `periodSeconds: 1`.
+it('a probe the open breaker refused holds no check back', async () => {
+  const { facade, upstream } = await servers.start(faults.status(503), {
+    PIM_RETRIES: '0',
+    PIM_BREAKER_THRESHOLD: '1',
+    PIM_BREAKER_HALF_OPEN_MS: '300',
+  });
+  await facade.post('{ catalogProducts(catalogId: "C") }');
+  await expect.poll(() => facade.app.upstream.breaker).toBe('open');
+  upstream.respond(faults.status(200, '{"status":200,"meta":{},"data":[]}'));
+  const opened = performance.now();
+  expect((await facade.get('/readiness')).status).toBe(503);
+  // Past the half-open delay (the protocol's time), within the second after that refused probe.
+  await new Promise((resolve) => setTimeout(resolve, 300 + 100 - (performance.now() - opened)));
+  expect((await facade.get('/readiness')).status).toBe(200);
+});

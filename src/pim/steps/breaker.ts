@@ -5,6 +5,10 @@ import { isFaultyAnswer, isProbeAnswer } from './upstream-faults.ts';
 import { createUpstreamLog, type StateLogger } from './upstream-log.ts';
 import type { Answer, CallOptions, Layer, Send, UpstreamStatus } from '../rest/types.ts';
 
+/** The breaker refused the call (open, or half-open with its trial out): it never reached the PIM. */
+export const refusedByBreaker = (error: unknown) =>
+  error instanceof PimError && error.code === 'UPSTREAM_UNAVAILABLE' && error.cause instanceof BrokenCircuitError;
+
 /** The retry settings (retry.ts) travel with the breaker's: one configuration group. */
 export interface ResilienceOptions extends Omit<RetryOptions, 'onRetry' | 'shutdown'> {
   /** Consecutive upstream failures after which the breaker sends its probe; it opens if that fails too. */
