@@ -28,8 +28,8 @@ export interface AdmissionDispatchOptions {
         /** When it left the queue (performance.now()): the PIM's latency counts from here (steps/telemetry.ts). */
         sentAt?: number;
         /**
-         * The same on the wall clock a 401 is timed by (steps/stale.ts), read then: worked out from `sentAt` once the
-         * answer came, a clock stepped forward meanwhile moved it past a 401 heard in between.
+         * The same on the wall clock a 401 is timed by (steps/stale.ts), read then: worked out from `sentAt` alone once
+         * the answer came, a clock stepped forward meanwhile moved it past a 401 heard in between (send.ts takes both).
          */
         sentAtEpoch?: number;
         confirmed?: boolean;

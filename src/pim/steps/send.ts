@@ -64,7 +64,11 @@ export function createSend({ base, dispatcher, maxBodyBytes, secretsOf, dropStor
       }
       const answer = await readAnswer(response, maxBodyBytes, secretsOf(headers), bytes);
       if (!sent.wire) return { ...answer, cached: true };
-      if (answer.kept && sent.sentAtEpoch !== undefined) answer.kept.sentAt = sent.sentAtEpoch;
+      // The earlier of the wall clock read as the call left and the one worked out now: a clock stepped either way
+      // meanwhile (NTP) never moves the call past a 401 heard in between.
+      if (answer.kept && sent.sentAtEpoch !== undefined && sent.sentAt !== undefined) {
+        answer.kept.sentAt = Math.min(sent.sentAtEpoch, Date.now() - (performance.now() - sent.sentAt));
+      }
       return answer;
     } catch (error) {
       if (error instanceof PimError) {
