@@ -209,6 +209,52 @@ describe('a fleet sharing Redis', () => {
     },
   );
 
+  // The record was read once, as the call began, and that reading decided the stand-in however long the call took
+  // (review of cda2f86): it is read when the call has failed, at most once a second a key.
+  it('a 401 recorded by another instance while the call was out ends the copy when that call fails', async () => {
+    const { upstream, replicas, redis } = fleet;
+    const A = fresh();
+    const [heard, other] = [replicas[0]!, replicas[1]!];
+    await untilConnected(redis, 4);
+    upstream.respond(answerFor('v1'));
+    await other.post(products('W2'), {}, A);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    upstream.respond((req, res) =>
+      req.url!.includes('W2') ? void held.then(() => faults.status(503)(req, res)) : revoked(req, res),
+    );
+    const records = (await redis.client.keys('*revoked:*')).length;
+    const slow = other.post(products('W2'), {}, A);
+    await expect.poll(() => upstream.requests.filter((r) => r.url.includes('W2')).length).toBe(1);
+    expect((await heard.post(products('W0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    await expect.poll(async () => (await redis.client.keys('*revoked:*')).length).toBe(records + 1);
+    // Past a second of reading (the protocol's time).
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    release();
+    const outage = (await slow).body;
+    expect(outage.extensions?.stale).toBeUndefined();
+    expect(outage.errors[0].extensions.code).toBe('UPSTREAM_ERROR');
+  });
+
+  // The record lasted a day (the settings' longest window) while a copy kept before it may stand in as long as the
+  // PIM's own stale-if-error says (review of cda2f86): it lasts as long as the copies its key kept.
+  it('the record of a 401 lasts as long as the copies kept before it', async () => {
+    const { upstream, replicas, redis } = fleet;
+    const A = fresh();
+    const [heard, other] = [replicas[0]!, replicas[1]!];
+    await untilConnected(redis, 4);
+    upstream.respond(withHeaders('v1', { 'cache-control': 'max-age=1, stale-if-error=604800' }));
+    await other.post(products('L2'), {}, A);
+    const ttls = async (pattern: string) =>
+      Promise.all((await redis.client.keys(pattern)).map((name) => redis.client.pttl(name)));
+    await expect.poll(async () => Math.max(...(await ttls('*lkg:*')))).toBeGreaterThan(7 * 86_400_000 - 60_000);
+    const records = (await ttls('*revoked:*')).length;
+    upstream.respond(revoked);
+    expect((await heard.post(products('L0'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    await expect.poll(async () => (await ttls('*revoked:*')).length).toBe(records + 1);
+    expect(Math.max(...(await ttls('*revoked:*')))).toBeGreaterThanOrEqual(Math.max(...(await ttls('*lkg:*'))));
+  });
+
   // Made-up keys keep no copy anywhere: their 401s are no record, so a flood of them writes nothing to Redis.
   it('the 401 of a key that kept no copy anywhere writes no record', async () => {
     const { upstream, replicas, redis } = fleet;

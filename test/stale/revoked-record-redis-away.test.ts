@@ -10,8 +10,9 @@ const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
 
 // Before a copy stands in for a failed call, the fleet's record of 401s is read from Redis. Redis frozen, that read
 // fails (within REDIS_TIMEOUT_MS, once a second per key at most): the copies held here still stand in, as they did
-// before the record existed. A dependency failing takes no answer away.
-it('with Redis frozen, copies held here still stand in, each within one wait on Redis', async () => {
+// before the record existed. A dependency failing takes no answer away, and a request waits on it at most twice: the
+// HTTP cache's lookup, then the record's.
+it('with Redis frozen, copies held here still stand in, each within two waits on Redis', async () => {
   const redis = await startRedis();
   onTestFinished(() => redis.stop());
   const upstream = await servers.startUpstream(answerFor('v1'));
@@ -32,7 +33,7 @@ it('with Redis frozen, copies held here still stand in, each within one wait on 
       const { body } = await facade.post(products('U1'), {}, key);
       expect(body.extensions?.stale, JSON.stringify(body)).toHaveLength(1);
       expect(body.data.p.data[0].version).toBe('v1');
-      expect(performance.now() - started, 'waited on the silent Redis twice').toBeLessThan(500 + 400);
+      expect(performance.now() - started, 'waited on the silent Redis more than twice').toBeLessThan(2 * 500 + 400);
     }
   }
 });

@@ -1,11 +1,15 @@
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { createBoundedKeys } from '../../redis-bounded.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
 /** The 401s the PIM gave each credential partition: what ends the copies a partition kept before. */
 export interface Revocations {
-  /** `partition` keeps a copy of an answer (here): its 401s are remembered apart from the flood's, and told to the fleet. */
-  kept(partition: string): void;
+  /**
+   * `partition` keeps a copy of an answer here, usable until `lastUse` (epoch ms): its 401s are remembered apart from
+   * the flood's, and told to the fleet as long as the copy lives.
+   */
+  kept(partition: string, lastUse: number): void;
   /** The PIM refused `partition` (a 401) just now; `holds`: copies of it are held here (so it is a real key). */
   refused(partition: string, holds: boolean): void;
   /** Epoch ms of the latest 401 to `partition` heard here; 0 when none. Synchronous: the check of every call. */
@@ -20,8 +24,10 @@ export interface Revocations {
 export interface RevocationsOptions {
   /** Shared with the other instances; absent, each instance knows its own 401s only. */
   shared: SharedRedis | undefined;
-  /** How long the fleet's record of a 401 lasts: as long as any copy kept before it may stand in. */
+  /** How long the fleet's record of a 401 lasts at least (longer when a copy kept before it lives longer). */
   recordMs: number;
+  /** Bound on the `keeper:` marks in Redis, in bytes as the copies' bound counts them. */
+  redisMaxBytes: number;
   /** How far another instance's clock may be behind this one's when its record is read. */
   clockMarginMs: number;
   onError: (error: Error) => void;
@@ -32,13 +38,19 @@ const MAX_REMEMBERED = 10_000;
 // How long an instance takes the fleet's answer for one partition as read: an outage served stale asks Redis once a
 // second per credential, not once a request.
 const FLEET_READ_MS = 1_000;
+// How often an instance writes again the mark of a partition it keeps copies of: Redis may have lost it (restarted
+// empty, failed over, or pushed it out of its bound).
+const MARK_AGAIN_MS = 600_000;
 
 // A 401 is recorded only for a partition that keeps copies somewhere in the fleet (`keeper:` says so, or the caller
-// knows): a made-up key's 401 writes nothing. A record only moves later.
+// knows): a made-up key's 401 writes nothing. A record only moves later, and lasts as long as the mark (the copies).
 const revokeScript = `
-if ARGV[3] == '1' or redis.call('EXISTS', KEYS[1]) == 1 then
+local left = redis.call('PTTL', KEYS[1])
+if ARGV[3] == '1' or left > 0 then
   local was = tonumber(redis.call('GET', KEYS[2]))
-  if not was or was < tonumber(ARGV[1]) then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2]) end
+  if not was or was < tonumber(ARGV[1]) then
+    redis.call('SET', KEYS[2], ARGV[1], 'PX', math.max(tonumber(ARGV[2]), left))
+  end
 end
 `;
 type Scripted = Redis & { recordRevocation(...args: Array<string | number>): Promise<unknown> };
@@ -48,10 +60,19 @@ type Scripted = Redis & { recordRevocation(...args: Array<string | number>): Pro
  * made-up keys' 401s, which keep none, never pushes a real key's out), and, with Redis, the fleet's record of them: an
  * instance that never heard a key's 401 still serves that key none of its older copies at the next outage.
  */
-export function createRevocations({ shared, recordMs, clockMarginMs, onError }: RevocationsOptions): Revocations {
+export function createRevocations(options: RevocationsOptions): Revocations {
+  const { shared, recordMs, redisMaxBytes, clockMarginMs, onError } = options;
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
-  // When the `keeper:` mark of a partition that kept a copy here was last written to Redis.
-  const marked = new LRUCache<string, number>({ max: MAX_REMEMBERED });
+  // The `keeper:` mark of a partition that kept a copy here, as last written to Redis: when, and until when.
+  const marked = new LRUCache<string, { at: number; until: number }>({ max: MAX_REMEMBERED });
+  // Bounded like the copies (a mark is written only with a copy, and weighs less), shared by every replica: one real
+  // key sent with a new Authorization each request makes a partition of each, and a mark of each.
+  const marks = shared && createBoundedKeys(shared.redis, 'keeper');
+  const markBounds = {
+    maxEntries: Number.MAX_SAFE_INTEGER,
+    maxBytes: Math.max(65_536, Math.floor(redisMaxBytes / 4)),
+    overhead: (name: string) => 3 * Buffer.byteLength(name) + 256,
+  };
   const revoked = new LRUCache<string, number>({ max: MAX_REMEMBERED });
   const revokedElse = new LRUCache<string, number>({ max: MAX_REMEMBERED });
   const fleetReads = new LRUCache<string, Promise<number>>({ max: MAX_REMEMBERED, ttl: FLEET_READ_MS });
@@ -61,12 +82,17 @@ export function createRevocations({ shared, recordMs, clockMarginMs, onError }: 
     revoked.size + revokedElse.size === 0 ? 0 : Math.max(revoked.get(partition) ?? 0, revokedElse.get(partition) ?? 0);
   const send = (command: () => Promise<unknown>) => void shared!.within(command).catch(fail);
   return {
-    kept(partition) {
+    kept(partition, lastUse) {
       const now = Date.now();
-      // Written again well before it expires, for a partition kept here all along.
-      if (redis && now - (marked.get(partition) ?? -Infinity) > recordMs / 2) {
-        send(() => redis.set(`keeper:${partition}`, '1', 'PX', recordMs));
-        marked.set(partition, now);
+      const mark = marked.get(partition);
+      // Past the longest-lived copy kept here, by half a record's time, so that not every copy (each lives a little
+      // longer than the last) writes it again; written again now and then too, and with the next copy when lost.
+      const until = Math.max(now + recordMs, lastUse, mark?.until ?? 0) + recordMs / 2;
+      if (marks && (!mark || mark.until < lastUse || now - mark.at > MARK_AGAIN_MS)) {
+        marked.set(partition, { at: now, until });
+        void shared!
+          .within(() => marks.store(partition, '1', until - now, markBounds))
+          .catch((error: unknown) => (marked.delete(partition), fail(error)));
       }
       // A 401 it had before (a call sent before it, answered after) is kept with the keepers'.
       const at = revokedElse.size === 0 ? undefined : revokedElse.get(partition);
@@ -96,7 +122,9 @@ export function createRevocations({ shared, recordMs, clockMarginMs, onError }: 
         read = reading;
         fleetReads.set(partition, reading);
         // Its second counts from the reply: a silent Redis's wait (REDIS_TIMEOUT_MS) is not taken again at once.
-        void reading.then(() => fleetReads.get(partition) === reading && fleetReads.set(partition, reading));
+        void reading.then(
+          () => fleetReads.peek(partition, { allowStale: true }) === reading && fleetReads.set(partition, reading),
+        );
       }
       return Math.max(here, await read);
     },

@@ -48,7 +48,13 @@ export function createStaleServing(options: StaleServingOptions) {
   // A 401's record lasts as long as the settings let a copy kept before it stand in (a day at least: an answer's own
   // stale-if-error may say more than the settings).
   const recordMs = Math.max(options.staleIfErrorMs, options.staleWhileRevalidateMs, DAY_MS);
-  const revocations = createRevocations({ shared, recordMs, clockMarginMs: CLOCK_MARGIN_MS, onError: report });
+  const revocations = createRevocations({
+    shared,
+    recordMs,
+    redisMaxBytes,
+    clockMarginMs: CLOCK_MARGIN_MS,
+    onError: report,
+  });
   const invalidations = createInvalidations({
     shared,
     pollMs: options.invalidationPollMs,

@@ -75,10 +75,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // are judged by when they were produced. `since`: the latest 401, heard here unless the fleet's is given.
     const current = (found: KeptAnswer | undefined, partition: string, since = revocations.since(partition)) =>
       found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
-    // The copy that stands in for a failed call now, if any: the fleet's 401s are read only then (an instance that never
-    // heard the key's 401 still serves it no older copy).
-    const standIn = async (lookup: Promise<KeptAnswer | undefined>, fleet: Promise<number>, partition: string) => {
-      const [found, since] = await Promise.all([lookup, fleet]);
+    // The copy that stands in for a failed call now, if any: the fleet's 401s are read only then, at most once a second
+    // a key (an instance that never heard the key's 401 still serves it no older copy).
+    const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string) => {
+      const [found, since] = await Promise.all([lookup, revocations.sinceInFleet(partition)]);
       const copy = current(found, partition, Math.max(since, revocations.since(partition)));
       return copy && Date.now() <= copy.errorUntil ? copy : undefined;
     };
@@ -117,7 +117,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Redis may take the HTTP cache's copy first.
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) {
         store.keep(key, entry, late);
-        revocations.kept(partition);
+        revocations.kept(partition, Math.max(entry.errorUntil, entry.revalidateUntil));
       }
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
@@ -173,11 +173,6 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Looked up once a call, and used by its failure too: each retry asking again waited REDIS_TIMEOUT_MS on a silent
       // Redis again.
       let lookup: Promise<KeptAnswer | undefined> | undefined;
-      let fleet: Promise<number> | undefined;
-      const fleetSince = () => (fleet ??= revocations.sinceInFleet(call.partition));
-      // A copy here may stand in: the fleet's record is read while the call runs, so a silent Redis is waited on once
-      // a call (with the HTTP cache's own wait), not again after it.
-      if (held && now < held.errorUntil) void fleetSince();
       const sentAt = Date.now();
       try {
         // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
@@ -188,8 +183,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
             : !held && !own && store.shared
               ? {
                   ...call,
-                  findStandIn: async () =>
-                    (await standIn((lookup ??= store.find(key)), fleetSince(), call.partition)) !== undefined,
+                  findStandIn: async () => (await standIn((lookup ??= store.find(key)), call.partition)) !== undefined,
                 }
               : call,
         );
@@ -206,7 +200,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         // readiness probe's own call (a made-up id) has no copy to end.
         if (!own) endWith(key, call.partition, request.path, sentAt, error);
         if (own || !isOutage(error)) throw error;
-        const found = await standIn(lookup ?? store.find(key), fleetSince(), call.partition);
+        const found = await standIn(lookup ?? store.find(key), call.partition);
         if (!found) throw error;
         return served(found, error.code, onOutcome);
       }

@@ -1,0 +1,35 @@
+// @module-tag redis-server
+import { expect, it } from 'vitest';
+import { useRedisFleet } from '../helpers/redis-fleet.ts';
+import { untilConnected } from '../helpers/redis.ts';
+import { startUpstream } from '../helpers/upstream.ts';
+import { answerFor } from './reads.ts';
+
+// A partition is every forwarded header: one real key sent with a new Authorization on each request makes a partition
+// of each, whose copy keeps a `keeper:` mark in Redis. The copies stay within PIM_STALE_REDIS_MAX_BYTES; the marks were
+// outside any bound, a day each (review of cda2f86: 3,000 marks for 92 copies).
+const fleet = useRedisFleet({
+  upstream: () => startUpstream(answerFor('v1')),
+  env: { PIM_STALE_REDIS_MAX_BYTES: String(64 * 1_024) },
+  replicas: 1,
+});
+
+it(
+  'the marks of keys that kept copies stay bounded in Redis, whatever the partitions',
+  { timeout: 60_000 },
+  async () => {
+    const { replicas, redis } = fleet;
+    await untilConnected(redis, 2);
+    let sent = 0;
+    const one = async () => {
+      while (sent < 3_000) {
+        const headers = { 'x-api-key': 'key-of-a-123', authorization: `Bearer made-up-${sent++}` };
+        await replicas[0]!.post('{ p: catalogProducts(catalogId: "C") }', {}, headers);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, one));
+    // Every mark written: each the same size, some 330 bytes as the bound counts them, within 64 KiB.
+    await expect.poll(async () => (await redis.client.keys('*keeper:*')).length).toBeGreaterThan(100);
+    expect((await redis.client.keys('*keeper:*')).length).toBeLessThanOrEqual(Math.ceil(65_536 / 300));
+  },
+);
