@@ -87,7 +87,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       const mark = marked.get(partition);
       // Past the longest-lived copy kept here, by half a record's time, so that not every copy (each lives a little
       // longer than the last) writes it again; written again now and then too, and with the next copy when lost.
-      const until = Math.max(now + recordMs, lastUse, mark?.until ?? 0) + recordMs / 2;
+      const until = Math.max(Math.max(now + recordMs, lastUse) + recordMs / 2, mark?.until ?? 0);
       if (marks && (!mark || mark.until < lastUse || now - mark.at > MARK_AGAIN_MS)) {
         marked.set(partition, { at: now, until });
         void shared!
@@ -103,7 +103,9 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       (holds ? revoked : revokedElse).set(partition, now);
       fleetReads.delete(partition);
       if (redis) {
-        const args = [`keeper:${partition}`, `revoked:${partition}`, now, recordMs, holds ? 1 : 0] as const;
+        // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).
+        const lasts = Math.max(recordMs, (marked.get(partition)?.until ?? 0) - now);
+        const args = [`keeper:${partition}`, `revoked:${partition}`, now, Math.round(lasts), holds ? 1 : 0] as const;
         send(() => redis.recordRevocation(...args));
       }
     },
@@ -120,11 +122,9 @@ export function createRevocations(options: RevocationsOptions): Revocations {
             (error: unknown) => (fail(error), 0),
           );
         read = reading;
-        fleetReads.set(partition, reading);
-        // Its second counts from the reply: a silent Redis's wait (REDIS_TIMEOUT_MS) is not taken again at once.
-        void reading.then(
-          () => fleetReads.peek(partition, { allowStale: true }) === reading && fleetReads.set(partition, reading),
-        );
+        // Held while it waits (a silent Redis, up to REDIS_TIMEOUT_MS), then for its second from the reply.
+        fleetReads.set(partition, reading, { ttl: 0 });
+        void reading.then(() => fleetReads.peek(partition) === reading && fleetReads.set(partition, reading));
       }
       return Math.max(here, await read);
     },
