@@ -6,8 +6,8 @@ import { SLOW_REDIS_OK } from '../helpers/redis.ts';
 import { useRedisFleet } from '../helpers/redis-fleet.ts';
 
 /** The HTTP cache's hashes; the last-known-good copies (`lkg:`, plain strings) and their index (`lkg-`) sit beside them. */
-const cacheKeys = async (client: Redis) =>
-  (await client.keys('pim-graphql:*')).filter((key) => !key.startsWith('pim-graphql:lkg'));
+// The HTTP cache's entries (stale serving's copies and marks are families of their own).
+const cacheKeys = async (client: Redis) => client.keys('pim-graphql:http-cache:*');
 
 const products = '{ catalogProducts(catalogId: "c1", page: 0) }';
 
