@@ -207,6 +207,8 @@ const layout = {
       // Freshness of answers without caching headers; 0 caches only what says it may be cached.
       defaultTtlMs: env('PIM_CACHE_TTL_MS', int(0, 86_400_000).default(0)),
       maxBytes: env('PIM_CACHE_MAX_BYTES', int(MiB, 65_536 * MiB).default(64 * MiB), wasMiB('PIM_CACHE_MAX_MB')),
+      // The answers in Redis, shared by the fleet; past it those soonest to expire go.
+      redisMaxBytes: env('PIM_CACHE_REDIS_MAX_BYTES', int(64 * 1_024, 65_536 * MiB).default(64 * MiB)),
     },
     /** Stale answers (docs/operations.md): last-known-good and stale-while-revalidate. */
     stale: {

@@ -6,7 +6,10 @@ export interface RedisBounds {
   maxEntries: number;
   /** Bytes at most: each entry's value (Lua's `#`, as `Buffer.byteLength` counts) and its `overhead`. */
   maxBytes: number;
-  /** What an entry of this name costs Redis beyond its value (its name in the key, the index and the sizes). */
+  /**
+   * What an entry of this name (a hash's: its name, a space and its field) costs Redis beyond its value (its name in
+   * the key, the index and the sizes).
+   */
   overhead?: (name: string) => number;
 }
 
@@ -24,16 +27,36 @@ export interface BoundedKeys {
   forget(name: string): Promise<unknown>;
 }
 
-// Beside the family's keys: each name by the epoch ms it expires, its size, and the sizes' sum. A name's key
-// is the family's prefix (as the connection prefixed it) and the name; an entry gone by expiry leaves the index
-// at the next write, which counts it out.
-const forgetFn = `
+/**
+ * Stores and deletes the fields of one family of hashes, each write keeping the family within its bounds: an entry
+ * is one field, counted and evicted alone; a hash lives as long as its longest-lived field.
+ */
+export interface BoundedHashes {
+  /** The Redis key of the hash `name` (below the connection's prefix), to read it. */
+  key(name: string): string;
+  /** Sets `field` of `family:name` to `value` for `ttlMs`, as BoundedKeys' `store` sets a key. */
+  store(name: string, field: string, value: string | Buffer, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
+  /** Deletes `family:name` and its fields' bytes from the count. */
+  forget(name: string): Promise<unknown>;
+}
+
+// Beside the family's keys: each entry by the epoch ms it expires, its size, and the sizes' sum. An entry of a
+// family of keys is a name, whose key is the family's prefix (as the connection prefixed it) and the name; one of a
+// family of hashes is a name, a space and a field (names carry no space). An entry gone by expiry leaves the index
+// at the next write, which counts it out. `fields` says which kind of family the script works on.
+const forgetFn = (fields: string) => `
 local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
+local fields = ${fields}
 local function forget(name)
   local size = tonumber(redis.call('HGET', KEYS[3], name) or '0')
   redis.call('ZREM', KEYS[2], name)
   redis.call('HDEL', KEYS[3], name)
-  redis.call('DEL', prefix .. name)
+  if fields then
+    local space = string.find(name, ' ', 1, true)
+    redis.call('HDEL', prefix .. string.sub(name, 1, space - 1), string.sub(name, space + 1))
+  else
+    redis.call('DEL', prefix .. name)
+  end
   -- Nothing counted, nothing to take off: a DECRBY would make a missing sum anew, with no expiry (and, the sum evicted,
   -- negative: a count the next store would take for good, the bound short by what the entries left hold).
   if size == 0 or redis.call('EXISTS', KEYS[4]) == 0 then return tonumber(redis.call('GET', KEYS[4]) or '0') end
@@ -43,14 +66,16 @@ end
 
 // One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
 // (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
-// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes. An index entry whose key
-// still lives is scored afresh rather than dropped: an older version of this script scored by the time stored.
-const storeScript = `${forgetFn}
+// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, and the field of a hash. A
+// key whose index entry is due but still lives is scored afresh rather than dropped: an older version of this script
+// scored by the time stored. A field's entry is due when the field is (its hash lives as long as its longest field).
+const storeScript = (fields: boolean) => `${forgetFn(String(fields))}
+local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
--- Too big to keep: the older value of the name goes all the same (it is not what was last stored).
+-- Too big to keep: the older value of the entry goes all the same (it is not what was last stored).
 if size > tonumber(ARGV[5]) then
-  forget(ARGV[1])
+  forget(entry)
   return 0
 end
 -- Redis may evict any one of the three on its own (allkeys-lru): the rest then counts bytes nothing can take off
@@ -64,13 +89,18 @@ end
 local time = redis.call('TIME')
 local now = time[1] * 1000 + math.floor(time[2] / 1000)
 for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
-  local left = redis.call('PTTL', prefix .. name)
+  local left = fields and 0 or redis.call('PTTL', prefix .. name)
   if left > 0 then redis.call('ZADD', KEYS[2], now + left, name) else forget(name) end
 end
-forget(ARGV[1])
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[1], size)
+forget(entry)
+if fields then
+  redis.call('HSET', KEYS[1], ARGV[7], ARGV[2])
+  if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+end
+redis.call('ZADD', KEYS[2], now + ttl, entry)
+redis.call('HSET', KEYS[3], entry, size)
 local total = tonumber(redis.call('INCRBY', KEYS[4], size))
 while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[4]) or total > tonumber(ARGV[5]) do
   total = forget(redis.call('ZRANGE', KEYS[2], 0, 0)[1])
@@ -80,38 +110,55 @@ for i = 2, 4 do
 end
 `;
 
-const forgetScript = `${forgetFn}
-forget(ARGV[1])
+// A hash goes with every field's entry.
+const forgetScript = (fields: boolean) => `${forgetFn(String(fields))}
+if fields then
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do forget(ARGV[1] .. ' ' .. field) end
+  redis.call('DEL', KEYS[1])
+else
+  forget(ARGV[1])
+end
 `;
 
-type Scripted = Redis & {
-  storeBounded(...args: Array<string | number>): Promise<unknown>;
-  forgetBounded(...args: Array<string | number>): Promise<unknown>;
-};
+type Scripted = Redis & Record<string, (...args: Array<string | number | Buffer>) => Promise<unknown>>;
+
+/** The scripts of a family of keys, or of hashes: the Redis keys of an entry, and the name and field it is of. */
+function scriptsOf(connection: Redis, family: string, fields: boolean) {
+  const kind = fields ? 'Hashes' : 'Keys';
+  // defineCommand sends each script by its SHA once Redis knows it; defining it again is harmless.
+  connection.defineCommand(`store${kind}Bounded`, { numberOfKeys: 4, lua: storeScript(fields) });
+  connection.defineCommand(`forget${kind}Bounded`, { numberOfKeys: 4, lua: forgetScript(fields) });
+  const redis = connection as Scripted;
+  const key = (name: string) => `${family}:${name}`;
+  const keys = (name: string) => [key(name), `${family}-index`, `${family}-sizes`, `${family}-bytes`];
+  return {
+    key,
+    store: (name: string, field: string[], value: string | Buffer, ttlMs: number, bounds: RedisBounds) =>
+      redis[`store${kind}Bounded`]!(
+        ...keys(name),
+        name,
+        value,
+        Math.max(1, Math.round(ttlMs)),
+        bounds.maxEntries,
+        bounds.maxBytes,
+        bounds.overhead?.([name, ...field].join(' ')) ?? 0,
+        ...field,
+      ),
+    forget: (name: string) => redis[`forget${kind}Bounded`]!(...keys(name), name),
+  };
+}
 
 /**
  * A family of keys (`apq:`, `lkg:`) whose count and bytes stay bounded in Redis whatever the replicas write:
  * without, a key per URL and credential kept for a day grew Redis with every page a caller read.
  */
 export function createBoundedKeys(connection: Redis, family: string): BoundedKeys {
-  // defineCommand sends each script by its SHA once Redis knows it; defining it again is harmless.
-  connection.defineCommand('storeBounded', { numberOfKeys: 4, lua: storeScript });
-  connection.defineCommand('forgetBounded', { numberOfKeys: 4, lua: forgetScript });
-  const redis = connection as Scripted;
-  const key = (name: string) => `${family}:${name}`;
-  const keys = (name: string) => [key(name), `${family}-index`, `${family}-sizes`, `${family}-bytes`];
-  return {
-    key,
-    store: (name, value, ttlMs, { maxEntries, maxBytes, overhead }) =>
-      redis.storeBounded(
-        ...keys(name),
-        name,
-        value,
-        Math.max(1, Math.round(ttlMs)),
-        maxEntries,
-        maxBytes,
-        overhead?.(name) ?? 0,
-      ),
-    forget: (name) => redis.forgetBounded(...keys(name), name),
-  };
+  const { key, store, forget } = scriptsOf(connection, family, false);
+  return { key, forget, store: (name, value, ttlMs, bounds) => store(name, [], value, ttlMs, bounds) };
+}
+
+/** A family of hashes (`http-cache:`, one per URL, a field per variant) bounded the same way, field by field. */
+export function createBoundedHashes(connection: Redis, family: string): BoundedHashes {
+  const { key, store, forget } = scriptsOf(connection, family, true);
+  return { key, forget, store: (name, field, value, ttlMs, bounds) => store(name, [field], value, ttlMs, bounds) };
 }

@@ -6,6 +6,7 @@ import { Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
+import { marksMaxBytes } from '../src/pim/cache/revocations.ts';
 import { MAX_WAITING_LOG_BYTES } from '../src/logger.ts';
 import { DOCUMENT_CACHE_BYTES } from '../src/plugins/document-cache.ts';
 import { composeSupergraph } from '../deploy/compose/compose-supergraph.ts';
@@ -171,6 +172,35 @@ describe('Kubernetes manifests', () => {
     expect(labels).toMatchObject(find('Service').spec.selector);
     const redis = find('Service', 'pim-graphql-facade-redis');
     expect(envOf(container.env).REDIS_URL).toBe(`redis://${redis.metadata.name}:${redis.spec.ports[0].port}`);
+  });
+});
+
+// Redis's `--maxmemory` in a list of arguments, in bytes.
+const maxmemoryOf = (args: string[]) => {
+  const [, size, unit] = /^(\d+)(mb|gb)$/.exec(args[args.indexOf('--maxmemory') + 1]!)!;
+  return Number(size) * 2 ** (unit === 'gb' ? 30 : 20);
+};
+
+// Each family the façade keeps in Redis is bounded by a setting. Past maxmemory, Redis's own LRU evicts across
+// families (the index of one, APQ documents for stale copies); together they leave a fifth of it for Redis's own
+// bookkeeping.
+describe('Redis beside the façade', () => {
+  it.each([
+    [
+      'Kubernetes',
+      envOf(container.env),
+      find('Deployment', 'pim-graphql-facade-redis').spec.template.spec.containers[0].args,
+    ],
+    ['compose', compose.services.facade.environment, compose.services.redis.command],
+  ])('%s: the bounds of what the façade keeps there fit within its maxmemory', (_name, env, args) => {
+    const { pim, persisted } = loadConfig(env);
+    const families = [
+      pim.cache ? pim.cache.redisMaxBytes : 0,
+      pim.stale.redisMaxBytes,
+      marksMaxBytes(pim.stale.redisMaxBytes),
+      persisted.apq ? persisted.apq.maxBytes : 0,
+    ];
+    expect(families.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(maxmemoryOf(args) * 0.8);
   });
 });
 

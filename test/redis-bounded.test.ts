@@ -1,6 +1,6 @@
 // @module-tag redis-server
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { createBoundedKeys } from '../src/redis-bounded.ts';
+import { createBoundedHashes, createBoundedKeys } from '../src/redis-bounded.ts';
 import { createRedis, closeRedis } from '../src/redis.ts';
 import { startRedis } from './helpers/redis.ts';
 
@@ -52,4 +52,21 @@ it('counts what an entry costs beyond its value, so names cannot fill Redis past
   // Each counts 2 + 3 x 102 + 256 = 564 bytes: one fits in 1,000.
   expect(await redis.client.keys('pim-graphql:lkg:*')).toHaveLength(1);
   expect(Number(await redis.client.get('pim-graphql:lkg-bytes'))).toBeLessThanOrEqual(1_000);
+});
+
+it('bounds a family of hashes field by field, and forgets a hash with every field counted out', async () => {
+  const family = createBoundedHashes(connection, 'http-cache');
+  const hash = (name: string) => redis.client.hgetall(`pim-graphql:http-cache:${name}`);
+  // Ten fields of 300 bytes in two hashes, the later ones longer-lived: the first ones go.
+  for (let i = 0; i < 10; i++) await family.store(`h${i % 2}`, `f${i}`, 'x'.repeat(300), HOUR_MS + i, bounds);
+  expect(Object.keys({ ...(await hash('h0')), ...(await hash('h1')) }).sort()).toEqual(['f7', 'f8', 'f9']);
+  expect(Number(await redis.client.get('pim-graphql:http-cache-bytes'))).toBe(900);
+  // A field too big goes, and its older value with it; the hash's other fields stay.
+  await family.store('h1', 'f9', 'x'.repeat(2_000), HOUR_MS, bounds);
+  expect(Object.keys(await hash('h1'))).toEqual(['f7']);
+  expect(await redis.client.pttl('pim-graphql:http-cache:h1')).toBeGreaterThan(HOUR_MS - 60_000);
+  await family.forget('h1');
+  expect(await hash('h1')).toEqual({});
+  expect(await redis.client.zrange('pim-graphql:http-cache-index', '0', '-1')).toEqual(['h0 f8']);
+  expect(await redis.client.get('pim-graphql:http-cache-bytes')).toBe('300');
 });

@@ -31,6 +31,7 @@ beforeAll(async () => {
       redisUrl: undefined,
       redisTimeoutMs: 200,
       maxBytes: 2 ** 20,
+      redisMaxBytes: 2 ** 20,
       maxEntryBytes: 2 ** 20,
       onError: () => {},
     },

@@ -25,6 +25,8 @@ export interface HttpCacheOptions {
   maxBytes: number;
   /** Largest body stored. */
   maxEntryBytes: number;
+  /** Bound on the responses stored in Redis, shared by the fleet. */
+  redisMaxBytes: number;
   /** Longest wait for one Redis reply; a lookup that takes longer is a miss, a write is skipped. */
   redisTimeoutMs: number;
   /** Told about each Redis failure; the call then goes on as a cache miss. */
@@ -73,7 +75,14 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   const maxCount = Math.max(1, Math.floor(maxBytes / 4 / ENTRY_BOOKKEEPING_BYTES));
   const maxSize = maxBytes - maxCount * ENTRY_BOOKKEEPING_BYTES;
   const inner = redis
-    ? createRedisCacheStore({ redis, maxEntryBytes, replyTimeoutMs: options.redisTimeoutMs, onError })
+    ? createRedisCacheStore({
+        redis,
+        // A quarter of the bound, as in memory below: one answer never pushes out more than a quarter of the others.
+        maxEntryBytes: Math.min(maxEntryBytes, Math.floor(options.redisMaxBytes / 4)),
+        maxBytes: options.redisMaxBytes,
+        replyTimeoutMs: options.redisTimeoutMs,
+        onError,
+      })
     : new cacheStores.MemoryCacheStore({
         maxCount,
         maxSize,

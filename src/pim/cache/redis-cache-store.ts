@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { createBoundedHashes, type BoundedHashes, type RedisBounds } from '../../redis-bounded.ts';
 import { replyWithin } from '../../redis.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 
@@ -10,6 +11,8 @@ export interface RedisCacheStoreOptions {
   redis: Redis;
   /** Largest body kept; a bigger answer still reaches the caller, it is just not stored. */
   maxEntryBytes: number;
+  /** Bytes the fleet's entries may hold in Redis (each variant, its names and its index entries); past it, those soonest to expire go. */
+  maxBytes: number;
   /** Longest wait for a reply: a slower lookup is a miss, a slower write is given up. */
   replyTimeoutMs: number;
   /** Told about each failed command; a failed lookup is a miss, a failed write stores nothing. */
@@ -30,9 +33,12 @@ interface StoredMeta extends Omit<CacheValue, 'vary'> {
 export function createRedisCacheStore({
   redis,
   maxEntryBytes,
+  maxBytes,
   replyTimeoutMs,
   onError,
 }: RedisCacheStoreOptions): CacheStore {
+  const hashes = createBoundedHashes(redis, 'http-cache');
+  const bounds = { maxEntries: Number.MAX_SAFE_INTEGER, maxBytes, overhead: (entry: string) => 3 * entry.length + 256 };
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   const bounded = replyWithin(replyTimeoutMs);
   // Keys whose newer answer Redis did not take (away, frozen, refusing writes): when that answer was stored. What Redis
@@ -57,9 +63,9 @@ export function createRedisCacheStore({
     async get(key) {
       try {
         const id = redisKey(key);
-        const variants = await bounded(() => redis.hgetallBuffer(id));
+        const variants = await bounded(() => redis.hgetallBuffer(hashes.key(id)));
         const newer = markOf(id);
-        return findVariant(key, variants, (field) => void redis.hdel(id, field).catch(fail), newer);
+        return findVariant(key, variants, (field) => void redis.hdel(hashes.key(id), field).catch(fail), newer);
       } catch (error) {
         fail(error);
         return undefined;
@@ -83,7 +89,7 @@ export function createRedisCacheStore({
         final(callback) {
           // A failed write is reported, not raised: the caller already has its answer.
           const id = redisKey(key);
-          bounded(() => save(redis, key, value, Buffer.concat(chunks)))
+          bounded(() => save(hashes, bounds, key, value, Buffer.concat(chunks)))
             .then(
               () => taken(id, value.cachedAt),
               (error: unknown) => {
@@ -96,27 +102,26 @@ export function createRedisCacheStore({
       });
     },
     async delete(key) {
-      await bounded(() => redis.del(redisKey(key))).catch(fail);
+      await bounded(() => hashes.forget(redisKey(key))).catch(fail);
     },
   };
 }
 
-async function save(redis: Redis, key: CacheKey, value: CacheValue, body: Buffer): Promise<void> {
-  const expireAt = Math.ceil(value.deleteAt);
-  if (expireAt <= Date.now()) return;
+async function save(
+  hashes: BoundedHashes,
+  bounds: RedisBounds,
+  key: CacheKey,
+  value: CacheValue,
+  body: Buffer,
+): Promise<void> {
+  const ttlMs = Math.ceil(value.deleteAt) - Date.now();
+  if (ttlMs <= 0) return;
   const { vary, ...rest } = value;
   const varyNames = vary ? Object.keys(vary).sort() : undefined;
   const meta: StoredMeta = { ...rest, ...(varyNames ? { varyNames } : {}), bodyBytes: body.length };
-  const id = redisKey(key);
-  // NX gives a new key its expiry, GT lets a longer-lived variant extend the key's.
-  const results = await redis
-    .multi()
-    .hset(id, variantField(varyNames, vary), Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), body]))
-    .pexpireat(id, expireAt, 'NX')
-    .pexpireat(id, expireAt, 'GT')
-    .exec();
-  const failed = results?.find(([error]) => error)?.[0];
-  if (failed) throw failed;
+  const stored = Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), body]);
+  // A variant too big for the bound is not stored, and the older one goes: it must not stand in for this answer.
+  await hashes.store(redisKey(key), variantField(varyNames, vary), stored, ttlMs, bounds);
 }
 
 function findVariant(
@@ -162,9 +167,8 @@ function readMeta(stored: Buffer, split: number): StoredMeta | undefined {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
-function redisKey({ method, origin, path }: CacheKey): string {
-  return `http-cache:${sha256(JSON.stringify([method, origin, path]))}`;
-}
+// The hash's name in the family: no space, as the bounded hashes require.
+const redisKey = ({ method, origin, path }: CacheKey): string => sha256(JSON.stringify([method, origin, path]));
 
 // Names the variant by a hash of its Vary header values, so no header value is stored in clear.
 function variantField(

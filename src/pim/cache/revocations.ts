@@ -55,6 +55,9 @@ end
 `;
 type Scripted = Redis & { recordRevocation(...args: Array<string | number>): Promise<unknown> };
 
+/** What the marks may hold in Redis, for copies bounded at `redisMaxBytes` there. */
+export const marksMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.floor(redisMaxBytes / 4));
+
 /**
  * The 401s heard here, in two bounded lists (partitions that kept copies here apart from all others, so that a flood of
  * made-up keys' 401s, which keep none, never pushes a real key's out), and, with Redis, the fleet's record of them: an
@@ -70,7 +73,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   const marks = shared && createBoundedKeys(shared.redis, 'keeper');
   const markBounds = {
     maxEntries: Number.MAX_SAFE_INTEGER,
-    maxBytes: Math.max(65_536, Math.floor(redisMaxBytes / 4)),
+    maxBytes: marksMaxBytes(redisMaxBytes),
     overhead: (name: string) => 3 * Buffer.byteLength(name) + 256,
   };
   const revoked = new LRUCache<string, number>({ max: MAX_REMEMBERED });
