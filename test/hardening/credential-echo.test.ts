@@ -19,7 +19,9 @@ beforeAll(async () => {
   // Every status, with every credential header echoed in its body (message and data) and headers.
   upstream = await startUpstream((req, res) => {
     const status = Number(/status-(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
-    const echoed = `key ${req.headers['x-api-key']} auth ${req.headers.authorization}`;
+    const plain = `key ${req.headers['x-api-key']} auth ${req.headers.authorization}`;
+    // As a service that echoes the request it got as a URL or a form: each credential percent-encoded.
+    const echoed = req.url?.includes('percent') ? encodeURIComponent(plain) : plain;
     res.writeHead(status, { 'content-type': 'application/json', 'x-echo': echoed.replace(/[^\x20-\x7e]/g, '') });
     const body = JSON.stringify({ status, error: `No catalog for ${echoed}`, data: [{ echoed }] });
     // As Gson writes `=` and other characters by default: \u escapes, the same JSON once parsed.
@@ -90,5 +92,22 @@ describe('an upstream that echoes credentials in \\u escapes', () => {
     expect(upstream.requests.map((r) => r.url).join()).toContain('escaped');
     for (const secret of secrets) expect(answer.text).not.toContain(secret);
     expect(answer.text).toContain('"echoed":"key [redacted]');
+  });
+});
+
+describe('an upstream that echoes credentials percent-encoded', () => {
+  it('never hands them to a response either', async () => {
+    const answer = await facade.post(
+      '{ a: classificationGroups(classificationId: "percent-status-404") b: classificationGroups(classificationId: "percent") }',
+      undefined,
+      { 'x-api-key': CALLER_KEY, authorization: `Bearer ${TOKEN}` },
+    );
+    expect(upstream.requests.map((r) => r.url).join()).toContain('percent');
+    for (const secret of [SERVER_KEY, CALLER_KEY, TOKEN]) {
+      const encoded = encodeURIComponent(secret);
+      expect(answer.text).not.toContain(encoded);
+      expect(answer.text).not.toContain(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+    }
+    expect(answer.text).toContain('"echoed":"key%20[redacted]%20auth%20[redacted]"');
   });
 });

@@ -126,12 +126,17 @@ let lastForms: readonly string[] = [];
 function formsOf(secrets: readonly string[]): readonly string[] {
   if (secrets.length === lastSecrets.length && secrets.every((secret, i) => secret === lastSecrets[i]))
     return lastForms;
-  const forms = new Set(
-    secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/')]),
-  );
+  const forms = new Set(secrets.flatMap(formsOfOne));
   // Longest first: a credential inside a longer one must not leave the longer one's rest in clear.
   [lastSecrets, lastForms] = [[...secrets], [...forms].sort((a, b) => b.length - a.length)];
   return lastForms;
+}
+
+// As JSON escapes it, and as a URL or form does (a service that echoes the request it got), in either case of hex.
+function formsOfOne(secret: string): string[] {
+  const encoded = encodeURIComponent(secret);
+  const lower = encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+  return [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/'), encoded, lower];
 }
 
 // `\u0020`-`\u007f` escapes, and escaped backslashes taken whole (left to right), so `\\u0041` is never read as
