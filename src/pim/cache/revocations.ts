@@ -15,10 +15,11 @@ export interface Revocations {
   /** Epoch ms of the latest 401 to `partition` heard here; 0 when none. Synchronous: the check of every call. */
   since(partition: string): number;
   /**
-   * The same, or the fleet's latest when later (with a margin for the clock of the instance that heard it): the check
-   * before a copy stands in for a failed call. Redis away or slow: what this instance heard.
+   * Epoch ms of the fleet's latest 401 to `partition` (with a margin for the clock of the instance that heard it), as
+   * recorded in Redis; 0 without Redis, or with Redis away or slow. The check, with `since`, before a copy stands in
+   * for a failed call.
    */
-  sinceInFleet(partition: string): Promise<number>;
+  inFleet(partition: string): Promise<number>;
 }
 
 export interface RevocationsOptions {
@@ -113,9 +114,8 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       }
     },
     since,
-    async sinceInFleet(partition) {
-      const here = since(partition);
-      if (!redis) return here;
+    async inFleet(partition) {
+      if (!redis) return 0;
       let read = fleetReads.get(partition);
       if (!read) {
         const reading = shared!
@@ -129,7 +129,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
         fleetReads.set(partition, reading, { ttl: 0 });
         void reading.then(() => fleetReads.peek(partition) === reading && fleetReads.set(partition, reading));
       }
-      return Math.max(here, await read);
+      return read;
     },
   };
 }

@@ -78,8 +78,9 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // The copy that stands in for a failed call now, if any: the fleet's 401s are read only then, at most once a second
     // a key (an instance that never heard the key's 401 still serves it no older copy).
     const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string) => {
-      const [found, since] = await Promise.all([lookup, revocations.sinceInFleet(partition)]);
-      const copy = current(found, partition, Math.max(since, revocations.since(partition)));
+      const [found, inFleet] = await Promise.all([lookup, revocations.inFleet(partition)]);
+      // What this instance heard is read after the wait: a 401 heard meanwhile counts too.
+      const copy = current(found, partition, Math.max(inFleet, revocations.since(partition)));
       return copy && Date.now() <= copy.errorUntil ? copy : undefined;
     };
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
