@@ -36,8 +36,8 @@ export interface BoundedHashes {
   key(name: string): string;
   /** Sets `field` of `family:name` to `value` for `ttlMs`, as BoundedKeys' `store` sets a key. */
   store(name: string, field: string, value: string | Buffer, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
-  /** Deletes `family:name` and its fields' bytes from the count. */
-  forget(name: string): Promise<unknown>;
+  /** Deletes `field` of `family:name`, or without it the whole hash, and their bytes from the count. */
+  forget(name: string, field?: string): Promise<unknown>;
 }
 
 // Beside the family's keys: each entry by the epoch ms it expires, its size, and the sizes' sum. An entry of a
@@ -110,9 +110,11 @@ for i = 2, 4 do
 end
 `;
 
-// A hash goes with every field's entry.
+// ARGV: name, and the field of a hash; a hash without one goes with every field's entry.
 const forgetScript = (fields: boolean) => `${forgetFn(String(fields))}
-if fields then
+if fields and ARGV[2] then
+  forget(ARGV[1] .. ' ' .. ARGV[2])
+elseif fields then
   for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do forget(ARGV[1] .. ' ' .. field) end
   redis.call('DEL', KEYS[1])
 else
@@ -144,7 +146,7 @@ function scriptsOf(connection: Redis, family: string, fields: boolean) {
         bounds.overhead?.([name, ...field].join(' ')) ?? 0,
         ...field,
       ),
-    forget: (name: string) => redis[`forget${kind}Bounded`]!(...keys(name), name),
+    forget: (name: string, field: string[]) => redis[`forget${kind}Bounded`]!(...keys(name), name, ...field),
   };
 }
 
@@ -154,11 +156,19 @@ function scriptsOf(connection: Redis, family: string, fields: boolean) {
  */
 export function createBoundedKeys(connection: Redis, family: string): BoundedKeys {
   const { key, store, forget } = scriptsOf(connection, family, false);
-  return { key, forget, store: (name, value, ttlMs, bounds) => store(name, [], value, ttlMs, bounds) };
+  return {
+    key,
+    forget: (name) => forget(name, []),
+    store: (name, value, ttlMs, bounds) => store(name, [], value, ttlMs, bounds),
+  };
 }
 
 /** A family of hashes (`http-cache:`, one per URL, a field per variant) bounded the same way, field by field. */
 export function createBoundedHashes(connection: Redis, family: string): BoundedHashes {
   const { key, store, forget } = scriptsOf(connection, family, true);
-  return { key, forget, store: (name, field, value, ttlMs, bounds) => store(name, [field], value, ttlMs, bounds) };
+  return {
+    key,
+    forget: (name, field) => forget(name, field === undefined ? [] : [field]),
+    store: (name, field, value, ttlMs, bounds) => store(name, [field], value, ttlMs, bounds),
+  };
 }

@@ -78,9 +78,11 @@ export function createRedisCacheStore({
         write(chunk: Buffer, _encoding, callback) {
           size += chunk.length;
           // Like undici's memory store: an oversized body is dropped, the answer itself goes on. An older copy Redis
-          // holds must not stand in for it.
+          // holds must not stand in for it, here or on another replica: it goes too.
           if (size > maxEntryBytes) {
-            supersede(redisKey(key), value.cachedAt);
+            const id = redisKey(key);
+            supersede(id, value.cachedAt);
+            bounded(() => hashes.forget(id, fieldOf(value))).then(() => taken(id, value.cachedAt), fail);
             return this.destroy();
           }
           chunks.push(chunk);
@@ -117,11 +119,11 @@ async function save(
   const ttlMs = Math.ceil(value.deleteAt) - Date.now();
   if (ttlMs <= 0) return;
   const { vary, ...rest } = value;
-  const varyNames = vary ? Object.keys(vary).sort() : undefined;
+  const varyNames = namesOf(vary);
   const meta: StoredMeta = { ...rest, ...(varyNames ? { varyNames } : {}), bodyBytes: body.length };
   const stored = Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), body]);
   // A variant too big for the bound is not stored, and the older one goes: it must not stand in for this answer.
-  await hashes.store(redisKey(key), variantField(varyNames, vary), stored, ttlMs, bounds);
+  await hashes.store(redisKey(key), fieldOf(value), stored, ttlMs, bounds);
 }
 
 function findVariant(
@@ -169,6 +171,11 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('base6
 
 // The hash's name in the family: no space, as the bounded hashes require.
 const redisKey = ({ method, origin, path }: CacheKey): string => sha256(JSON.stringify([method, origin, path]));
+
+const namesOf = (vary: CacheValue['vary']) => (vary ? Object.keys(vary).sort() : undefined);
+
+// The field of an answer's variant.
+const fieldOf = ({ vary }: CacheValue) => variantField(namesOf(vary), vary);
 
 // Names the variant by a hash of its Vary header values, so no header value is stored in clear.
 function variantField(

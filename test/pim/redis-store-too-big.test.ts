@@ -1,0 +1,64 @@
+// @module-tag redis-server
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { CacheKey, CacheStore, CacheValue } from '../../src/pim/cache/cache-store.ts';
+import { createRedisCacheStore } from '../../src/pim/cache/redis-cache-store.ts';
+import { closeRedis, createRedis } from '../../src/redis.ts';
+import { startRedis } from '../helpers/redis.ts';
+
+const BOUND = 256 * 1_024;
+let redis: Awaited<ReturnType<typeof startRedis>>;
+const connections: ReturnType<typeof createRedis>[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await Promise.all(connections.map(closeRedis));
+  await redis.stop();
+});
+
+// One replica's store, as cache.ts makes it: no body over a quarter of the bound is kept.
+const replica = async () => {
+  const connection = createRedis(redis.url, () => undefined, 2_000);
+  connections.push(connection);
+  // Commands fail fast until the connection is up.
+  if (connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
+  return createRedisCacheStore({
+    redis: connection,
+    maxEntryBytes: BOUND / 4,
+    maxBytes: BOUND,
+    replyTimeoutMs: 2_000,
+    onError: () => undefined,
+  });
+};
+const key: CacheKey = { method: 'GET', origin: 'http://pim.test', path: '/catalogs/C/products', headers: {} };
+const valueAt = (cachedAt: number) =>
+  ({
+    statusCode: 200,
+    statusMessage: 'OK',
+    headers: { 'content-type': 'application/json' },
+    cacheControlDirectives: {},
+    cachedAt,
+    staleAt: cachedAt + 600_000,
+    deleteAt: cachedAt + 600_000,
+  }) as CacheValue;
+const write = (store: CacheStore, value: CacheValue, body: string) =>
+  new Promise<void>((resolve) => {
+    const stream = store.createWriteStream(key, value)!;
+    stream.on('close', resolve).on('finish', resolve).end(Buffer.from(body));
+  });
+const read = async (store: CacheStore) => {
+  const found = await store.get(key);
+  return found && Buffer.concat([found.body as Buffer].flat()).toString();
+};
+
+// A newer answer too big to keep went no further than the replica that had it: the older one stayed in Redis, and
+// every other replica served it while fresh.
+it('ends the older answer in Redis for every replica when a newer one is too big to keep', async () => {
+  const [one, other] = await Promise.all([replica(), replica()]);
+  const now = Date.now();
+  await write(one, valueAt(now), '{"v":1}');
+  expect(await read(other)).toBe('{"v":1}');
+  await write(one, valueAt(now + 1_000), JSON.stringify({ v: 2, pad: 'x'.repeat(BOUND / 2) }));
+  expect(await read(one)).toBeUndefined();
+  await expect.poll(() => read(other)).toBeUndefined();
+});
