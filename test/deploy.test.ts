@@ -182,8 +182,8 @@ const maxmemoryOf = (args: string[]) => {
 };
 
 // Each family the façade keeps in Redis is bounded by a setting. Past maxmemory, Redis's own LRU evicts across
-// families (the index of one, APQ documents for stale copies); together they leave a fifth of it for Redis's own
-// bookkeeping.
+// families (the index of one, APQ documents for stale copies). Redis's allocator takes up to a quarter more than the
+// bounds count (13-25 %, measured for 0.6-20 KB entries); a fifth of maxmemory is left over even then.
 describe('Redis beside the façade', () => {
   it.each([
     [
@@ -200,7 +200,7 @@ describe('Redis beside the façade', () => {
       marksMaxBytes(pim.stale.redisMaxBytes),
       persisted.apq ? persisted.apq.maxBytes : 0,
     ];
-    expect(families.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(maxmemoryOf(args) * 0.8);
+    expect(1.25 * families.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(maxmemoryOf(args) * 0.8);
   });
 });
 
