@@ -9,6 +9,12 @@ const CALLER_KEY = 'caller-key-123456';
 const TOKEN = 'tok/abcdef"123456';
 const secrets = [SERVER_KEY, CALLER_KEY, TOKEN, JSON.stringify(TOKEN).slice(1, -1)];
 const statuses = [200, 400, 401, 403, 404, 422, 429, 500, 503];
+// Ways services write a value into a URL or a form.
+const encodings: Record<string, (text: string) => string> = {
+  component: encodeURIComponent,
+  form: (text) => new URLSearchParams({ k: text }).toString().slice(2),
+  strict: (text) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16)}`),
+};
 
 let upstream: Upstream;
 let facade: Facade;
@@ -21,7 +27,8 @@ beforeAll(async () => {
     const status = Number(/status-(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
     const plain = `key ${req.headers['x-api-key']} auth ${req.headers.authorization}`;
     // As a service that echoes the request it got as a URL or a form: each credential percent-encoded.
-    const echoed = req.url?.includes('percent') ? encodeURIComponent(plain) : plain;
+    const encoding = Object.keys(encodings).find((name) => req.url?.includes(`encoded-${name}`));
+    const echoed = encoding ? encodings[encoding]!(plain) : plain;
     res.writeHead(status, { 'content-type': 'application/json', 'x-echo': echoed.replace(/[^\x20-\x7e]/g, '') });
     const body = JSON.stringify({ status, error: `No catalog for ${echoed}`, data: [{ echoed }] });
     // As Gson writes `=` and other characters by default: \u escapes, the same JSON once parsed.
@@ -96,18 +103,24 @@ describe('an upstream that echoes credentials in \\u escapes', () => {
 });
 
 describe('an upstream that echoes credentials percent-encoded', () => {
-  it('never hands them to a response either', async () => {
+  it.each(
+    Object.keys(encodings).flatMap((encoding) =>
+      [CALLER_KEY, 'Xy78Q~abcDEF.ghi_jkl+mno=', "key!(prod)'123456", 'correct horse battery staple'].map(
+        (key) => [encoding, key] as const,
+      ),
+    ),
+  )('never hands them to a response either: %s, %s', async (encoding, key) => {
     const answer = await facade.post(
-      '{ a: classificationGroups(classificationId: "percent-status-404") b: classificationGroups(classificationId: "percent") }',
+      `{ a: classificationGroups(classificationId: "encoded-${encoding}-status-404") b: classificationGroups(classificationId: "encoded-${encoding}") }`,
       undefined,
-      { 'x-api-key': CALLER_KEY, authorization: `Bearer ${TOKEN}` },
+      { 'x-api-key': key, authorization: `Bearer ${TOKEN}` },
     );
-    expect(upstream.requests.map((r) => r.url).join()).toContain('percent');
-    for (const secret of [SERVER_KEY, CALLER_KEY, TOKEN]) {
-      const encoded = encodeURIComponent(secret);
+    expect(upstream.requests.map((r) => r.url).join()).toContain(`encoded-${encoding}`);
+    for (const secret of [SERVER_KEY, key, TOKEN, `Bearer ${TOKEN}`]) {
+      const encoded = encodings[encoding]!(secret);
       expect(answer.text).not.toContain(encoded);
       expect(answer.text).not.toContain(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
     }
-    expect(answer.text).toContain('"echoed":"key%20[redacted]%20auth%20[redacted]"');
+    expect(answer.text).toContain(`"echoed":"${encodings[encoding]!('key ')}[redacted]`);
   });
 });

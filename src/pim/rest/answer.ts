@@ -132,12 +132,35 @@ function formsOf(secrets: readonly string[]): readonly string[] {
   return lastForms;
 }
 
-// As JSON escapes it, and as a URL or form does (a service that echoes the request it got), in either case of hex.
+// As JSON escapes it, and as each common way of writing it into a URL or form does (a service that echoes the request
+// it got), in either case of hex.
 function formsOfOne(secret: string): string[] {
-  const encoded = encodeURIComponent(secret);
-  const lower = encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
-  return [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/'), encoded, lower];
+  const bytes = Buffer.from(secret);
+  const percent = PERCENT_ENCODINGS.flatMap(([kept, space]) => {
+    let encoded = '';
+    for (const byte of bytes) {
+      const char = String.fromCharCode(byte);
+      if (byte === 0x20) encoded += space;
+      else encoded += byte < 0x80 && kept.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    }
+    return [encoded, encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())];
+  });
+  return [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/'), ...percent];
 }
+
+// What each leaves as it is (the rest percent-encoded), and how it writes a space.
+const PERCENT_ENCODINGS: ReadonlyArray<readonly [kept: RegExp, space: string]> = [
+  // JavaScript's encodeURIComponent.
+  [/[A-Za-z0-9\-_.!~*'()]/, '%20'],
+  // application/x-www-form-urlencoded: URLSearchParams, Java's URLEncoder.
+  [/[A-Za-z0-9\-_.*]/, '+'],
+  // Go's QueryEscape, Python's quote_plus.
+  [/[A-Za-z0-9\-_.~]/, '+'],
+  // RFC 3986's unreserved characters alone.
+  [/[A-Za-z0-9\-_.~]/, '%20'],
+  // Python's quote.
+  [/[A-Za-z0-9\-_.~/]/, '%20'],
+];
 
 // `\u0020`-`\u007f` escapes, and escaped backslashes taken whole (left to right), so `\\u0041` is never read as
 // one; every other escape (`\"`, `\n`, `\u00e9`) is passed over by the native scan without a callback.
