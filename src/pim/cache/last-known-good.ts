@@ -65,44 +65,27 @@ export interface LastKnownGood {
 }
 
 // Two bytes a character: one past Latin-1 (a €, a typographic quote) makes V8 keep the whole string so. Measured,
-// the entry's object, its times and the LRU's bookkeeping take some 250 bytes more, and a credential's share (its
-// set of keys, with its one copy) some 170 more again.
-const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.length) + 512;
+// the entry's object, its times and the LRU's bookkeeping take some 250 bytes more.
+const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.length) + 384;
 
 /** Creates the {@link LastKnownGood} store. */
 export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
-  // Per partition, while it holds a copy: their keys, the one kept longest ago first, and their bytes.
-  const partitions = new Map<string, { keys: Set<string>; bytes: number }>();
-  const count = (entry: KeptAnswer, key: string, by: 1 | -1) => {
-    const name = partitionOf(key);
-    const held = partitions.get(name) ?? { keys: new Set<string>(), bytes: 0 };
-    held.bytes += by * weight(entry, key);
-    // Kept again, it goes last.
-    held.keys.delete(key);
-    if (by > 0) held.keys.add(key);
-    if (held.keys.size > 0) partitions.set(name, held);
-    else partitions.delete(name);
+  // Copies held per partition, which the copies bound: a partition is counted while it has one.
+  const held = new Map<string, number>();
+  const count = (key: string, by: number) => {
+    const partition = partitionOf(key);
+    const now = (held.get(partition) ?? 0) + by;
+    if (now > 0) held.set(partition, now);
+    else held.delete(partition);
   };
   const memory = new LRUCache<string, KeptAnswer>({
     maxSize: maxBytes,
     sizeCalculation: weight,
-    // `update`: the same copy set again, which counts already.
-    onInsert: (entry, key, reason) => void (reason !== 'update' && count(entry, key, 1)),
-    dispose: (entry, key) => count(entry, key, -1),
+    onInsert: (_entry, key, reason) => void (reason === 'add' && count(key, 1)),
+    // `set`: replaced by a newer copy, which onInsert does not count again.
+    dispose: (_entry, key, reason) => void (reason !== 'set' && count(key, -1)),
   });
-  // A partition past its share of a full store makes room from its own copies, those it kept longest ago first: one
-  // credential reading page after page never pushes out the copies others will need at the next outage. Within its
-  // share, with room left, or alone, the least recently used copy of any partition goes, as in one LRU.
-  const makeRoom = (key: string, size: number) => {
-    const held = partitions.get(partitionOf(key));
-    if (!held || partitions.size < 2) return;
-    const share = maxBytes / partitions.size;
-    for (const older of held.keys) {
-      if (memory.calculatedSize + size <= maxBytes || held.bytes + size <= share) return;
-      if (older !== key) memory.delete(older);
-    }
-  };
   const copies = shared && createBoundedKeys(shared.redis, 'lkg');
   // Keys whose copy the PIM ended (401, 403, 404, 410) while Redis could not take the delete (demoted, away, silent):
   // when it was ended. A copy in Redis produced no later is that ended copy, which must not come back at the next
@@ -142,8 +125,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     const ttl = lastUse(entry) - Date.now();
     // Bigger than the whole bound: LRUCache would refuse it anyway, after evicting nothing. The older copy it
     // replaces goes all the same: it must not stand in for the newer answer.
-    const size = weight(entry, key);
-    if (ttl > 0 && size <= maxBytes) (makeRoom(key, size), memory.set(key, entry, { ttl }));
+    if (ttl > 0 && weight(entry, key) <= maxBytes) memory.set(key, entry, { ttl });
     else memory.delete(key);
   };
   // Whether Redis holds a copy produced after `at` (read after an invalidation at `at`, by another instance): an answer
@@ -213,7 +195,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       );
     },
     bytes: () => memory.calculatedSize,
-    holds: (partition) => partitions.has(partition),
+    holds: (partition) => held.has(partition),
     shared: copies !== undefined,
     async find(key) {
       const held = memory.get(key);
