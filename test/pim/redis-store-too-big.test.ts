@@ -62,3 +62,22 @@ it('ends the older answer in Redis for every replica when a newer one is too big
   expect(await read(one)).toBeUndefined();
   await expect.poll(() => read(other)).toBeUndefined();
 });
+
+// The forget's reply ended this replica's mark of the newer answer: an older answer written after the forget (its body
+// still coming in, here or on another replica) was served again.
+it.each(['this replica', 'another replica'])(
+  'serves no older answer that lands in Redis after a newer one too big to keep: written by %s',
+  async (writer) => {
+    const [one, other] = await Promise.all([replica(), replica()]);
+    const now = Date.now() + 10_000;
+    const slow = (writer === 'this replica' ? one : other).createWriteStream(key, valueAt(now))!;
+    const slowDone = new Promise((resolve) => slow.on('close', resolve).on('finish', resolve));
+    slow.write('{"v":');
+    await write(one, valueAt(now + 1_000), JSON.stringify({ v: 2, pad: 'x'.repeat(BOUND / 2) }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    slow.end('1}');
+    await slowDone;
+    await expect.poll(async () => (await redis.client.keys('pim-graphql:http-cache:*')).length).toBe(1);
+    expect(await read(one)).toBeUndefined();
+  },
+);

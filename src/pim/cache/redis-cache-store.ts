@@ -82,7 +82,9 @@ export function createRedisCacheStore({
           if (size > maxEntryBytes) {
             const id = redisKey(key);
             supersede(id, value.cachedAt);
-            bounded(() => hashes.forget(id, fieldOf(value))).then(() => taken(id, value.cachedAt), fail);
+            // The mark stays: an older answer may still land after this (its body still coming in, here or on
+            // another replica), and is not this one.
+            bounded(() => hashes.forget(id, fieldOf(value))).catch(fail);
             return this.destroy();
           }
           chunks.push(chunk);
