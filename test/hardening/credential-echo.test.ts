@@ -9,11 +9,17 @@ const CALLER_KEY = 'caller-key-123456';
 const TOKEN = 'tok/abcdef"123456';
 const secrets = [SERVER_KEY, CALLER_KEY, TOKEN, JSON.stringify(TOKEN).slice(1, -1)];
 const statuses = [200, 400, 401, 403, 404, 422, 429, 500, 503];
+const percentOf = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
 // Ways services write a value into a URL or a form.
 const encodings: Record<string, (text: string) => string> = {
   component: encodeURIComponent,
   form: (text) => new URLSearchParams({ k: text }).toString().slice(2),
-  strict: (text) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16)}`),
+  strict: (text) => encodeURIComponent(text).replace(/[!'()*]/g, percentOf),
+  dotnet: (text) => encodeURIComponent(text).replace(/[~']/g, percentOf).replaceAll('%20', '+'),
+  php: (text) =>
+    encodeURIComponent(text)
+      .replace(/[!'()*~]/g, percentOf)
+      .replaceAll('%20', '+'),
 };
 
 let upstream: Upstream;
@@ -105,9 +111,13 @@ describe('an upstream that echoes credentials in \\u escapes', () => {
 describe('an upstream that echoes credentials percent-encoded', () => {
   it.each(
     Object.keys(encodings).flatMap((encoding) =>
-      [CALLER_KEY, 'Xy78Q~abcDEF.ghi_jkl+mno=', "key!(prod)'123456", 'correct horse battery staple'].map(
-        (key) => [encoding, key] as const,
-      ),
+      [
+        CALLER_KEY,
+        'Xy78Q~abcDEF.ghi_jkl+mno=',
+        "key!(prod)'123456",
+        'Ab~cd*ef-123456',
+        'correct horse battery staple',
+      ].map((key) => [encoding, key] as const),
     ),
   )('never hands them to a response either: %s, %s', async (encoding, key) => {
     const answer = await facade.post(

@@ -160,6 +160,10 @@ const PERCENT_ENCODINGS: ReadonlyArray<readonly [kept: RegExp, space: string]> =
   [/[A-Za-z0-9\-_.~]/, '%20'],
   // Python's quote.
   [/[A-Za-z0-9\-_.~/]/, '%20'],
+  // .NET's WebUtility.UrlEncode.
+  [/[A-Za-z0-9\-_.!*()]/, '+'],
+  // PHP's urlencode.
+  [/[A-Za-z0-9\-_.]/, '+'],
 ];
 
 // `\u0020`-`\u007f` escapes, and escaped backslashes taken whole (left to right), so `\\u0041` is never read as
