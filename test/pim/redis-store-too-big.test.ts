@@ -17,14 +17,14 @@ afterAll(async () => {
 });
 
 // One replica's store, as cache.ts makes it: no body over a quarter of the bound is kept.
-const replica = async () => {
+const replica = async (maxEntryBytes = BOUND / 4) => {
   const connection = createRedis(redis.url, () => undefined, 2_000);
   connections.push(connection);
   // Commands fail fast until the connection is up.
   if (connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
   return createRedisCacheStore({
     redis: connection,
-    maxEntryBytes: BOUND / 4,
+    maxEntryBytes,
     maxBytes: BOUND,
     replyTimeoutMs: 2_000,
     onError: () => undefined,
@@ -41,13 +41,13 @@ const valueAt = (cachedAt: number) =>
     staleAt: cachedAt + 600_000,
     deleteAt: cachedAt + 600_000,
   }) as CacheValue;
-const write = (store: CacheStore, value: CacheValue, body: string) =>
+const write = (store: CacheStore, value: CacheValue, body: string, at = key) =>
   new Promise<void>((resolve) => {
-    const stream = store.createWriteStream(key, value)!;
+    const stream = store.createWriteStream(at, value)!;
     stream.on('close', resolve).on('finish', resolve).end(Buffer.from(body));
   });
-const read = async (store: CacheStore) => {
-  const found = await store.get(key);
+const read = async (store: CacheStore, at = key) => {
+  const found = await store.get(at);
   return found && Buffer.concat([found.body as Buffer].flat()).toString();
 };
 
@@ -81,3 +81,22 @@ it.each(['this replica', 'another replica'])(
     expect(await read(one)).toBeUndefined();
   },
 );
+
+// Those marks were kept in the list of answers Redis did not take, whose evictions raise a floor for every key: past
+// 65,536 pages too big to keep, each fresh copy in Redis was a miss on that replica.
+it('still serves what Redis holds after many pages too big to keep', async () => {
+  const [one, other] = await Promise.all([replica(64), replica(64)]);
+  const now = Date.now();
+  await write(other, valueAt(now), '{"v":1}');
+  const big = JSON.stringify({ v: 2, pad: 'x'.repeat(100) });
+  for (let batch = 0; batch < 66; batch++) {
+    await Promise.all(
+      Array.from({ length: 1_000 }, (_, i) =>
+        write(one, valueAt(now + 1_000), big, { ...key, path: `/catalogs/C/products?page=${batch * 1_000 + i}` }),
+      ),
+    );
+    // Each page's delete in Redis is sent, not awaited: the batch waits for them here.
+    await Promise.all(connections.map((connection) => connection.ping()));
+  }
+  expect(await read(one)).toBe('{"v":1}');
+}, 30_000);

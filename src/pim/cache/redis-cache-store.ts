@@ -50,11 +50,16 @@ export function createRedisCacheStore({
     max: 65_536,
     dispose: (at, _id, reason) => void (reason === 'evict' && (floor = Math.max(floor, at))),
   });
-  const markOf = (id: string) => superseded.get(id) ?? floor;
+  // Keys whose newer answer was too big to keep, its older copy deleted in Redis: only an older answer still coming in
+  // then can land there again. These marks last while that answer would have been fresh and, past the bound, just end:
+  // they must not raise the floor (every replica past 65,536 such pages took each fresh copy for a miss).
+  const tooBig = new LRUCache<string, number>({ max: 65_536, ttl: 1 });
+  const markOf = (id: string) => Math.max(superseded.get(id) ?? floor, tooBig.get(id) ?? -Infinity);
   // A mark only moves later.
   const supersede = (id: string, at: number) => void superseded.set(id, Math.max(at, markOf(id)));
   // Redis holds this answer now: no older mark is about it. One no newer than the floor stays visible all the same.
   const taken = (id: string, at: number) => {
+    if ((tooBig.get(id) ?? -Infinity) <= at) tooBig.delete(id);
     if ((superseded.get(id) ?? -Infinity) > at) return;
     if (floor >= at) superseded.set(id, at - 1);
     else superseded.delete(id);
@@ -81,7 +86,8 @@ export function createRedisCacheStore({
           // holds must not stand in for it, here or on another replica: it goes too.
           if (size > maxEntryBytes) {
             const id = redisKey(key);
-            supersede(id, value.cachedAt);
+            const ttl = Math.ceil(value.deleteAt - Date.now());
+            if (ttl > 0) tooBig.set(id, Math.max(value.cachedAt, tooBig.get(id) ?? -Infinity), { ttl });
             // The mark stays: an older answer may still land after this (its body still coming in, here or on
             // another replica), and is not this one.
             bounded(() => hashes.forget(id, fieldOf(value))).catch(fail);
