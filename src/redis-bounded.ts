@@ -13,6 +13,16 @@ export interface RedisBounds {
   overhead?: (name: string) => number;
 }
 
+/**
+ * Bounds of bytes alone, each entry's name counted as Redis holds it: in its key (a hash's field), the index and the
+ * sizes, with the bookkeeping of each (some 256 bytes, measured). A small value weighs mostly that.
+ */
+export const byteBounds = (maxBytes: number): RedisBounds => ({
+  maxEntries: Number.MAX_SAFE_INTEGER,
+  maxBytes,
+  overhead: (name) => 3 * Buffer.byteLength(name) + 256,
+});
+
 /** Stores and deletes the keys of one family, each write keeping the family within its bounds. */
 export interface BoundedKeys {
   /** The Redis key of `name` (below the connection's prefix), to read it. */
@@ -44,7 +54,7 @@ export interface BoundedHashes {
 // family of keys is a name, whose key is the family's prefix (as the connection prefixed it) and the name; one of a
 // family of hashes is a name, a space and a field (names carry no space). An entry gone by expiry leaves the index
 // at the next write, which counts it out. `fields` says which kind of family the script works on.
-const forgetFn = (fields: string) => `
+const forgetFn = (fields: boolean) => `
 local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
 local fields = ${fields}
 local function forget(name)
@@ -69,7 +79,7 @@ end
 // ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, and the field of a hash. A
 // key whose index entry is due but still lives is scored afresh rather than dropped: an older version of this script
 // scored by the time stored. A field's entry is due when the field is (its hash lives as long as its longest field).
-const storeScript = (fields: boolean) => `${forgetFn(String(fields))}
+const storeScript = (fields: boolean) => `${forgetFn(fields)}
 local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
@@ -111,7 +121,7 @@ end
 `;
 
 // ARGV: name, and the field of a hash; a hash without one goes with every field's entry.
-const forgetScript = (fields: boolean) => `${forgetFn(String(fields))}
+const forgetScript = (fields: boolean) => `${forgetFn(fields)}
 if fields and ARGV[2] then
   forget(ARGV[1] .. ' ' .. ARGV[2])
 elseif fields then

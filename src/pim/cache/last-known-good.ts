@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { createBoundedKeys } from '../../redis-bounded.ts';
+import { byteBounds, createBoundedKeys } from '../../redis-bounded.ts';
 import { isEnvelopeText } from '../rest/answer.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
@@ -113,13 +113,8 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
         markUpTo(marked, key, Math.min(Date.now(), upTo));
         fail(error);
       });
-  // Bytes alone bound them, each copy's name counted as Redis holds it: in its key, the index and the sizes, with
-  // the bookkeeping of each (some 256 bytes, measured). A small answer (a page past the last) weighs mostly that.
-  const redisBounds = {
-    maxEntries: Number.MAX_SAFE_INTEGER,
-    maxBytes: redisMaxBytes,
-    overhead: (name: string) => 3 * Buffer.byteLength(name) + 256,
-  };
+  // Bytes alone bound them: a small answer (a page past the last) weighs mostly its name.
+  const redisBounds = byteBounds(redisMaxBytes);
   const lastUse = (entry: KeptAnswer) => Math.max(entry.errorUntil, entry.revalidateUntil);
   const remember = (key: string, entry: KeptAnswer) => {
     const ttl = lastUse(entry) - Date.now();

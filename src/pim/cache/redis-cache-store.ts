@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { createBoundedHashes, type BoundedHashes, type RedisBounds } from '../../redis-bounded.ts';
+import { byteBounds, createBoundedHashes, type BoundedHashes, type RedisBounds } from '../../redis-bounded.ts';
 import { replyWithin } from '../../redis.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 
@@ -38,7 +38,7 @@ export function createRedisCacheStore({
   onError,
 }: RedisCacheStoreOptions): CacheStore {
   const hashes = createBoundedHashes(redis, 'http-cache');
-  const bounds = { maxEntries: Number.MAX_SAFE_INTEGER, maxBytes, overhead: (entry: string) => 3 * entry.length + 256 };
+  const bounds = byteBounds(maxBytes);
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   const bounded = replyWithin(replyTimeoutMs);
   // Keys whose newer answer Redis did not take (away, frozen, refusing writes): when that answer was stored. What Redis

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { createBoundedKeys } from '../../redis-bounded.ts';
+import { byteBounds, createBoundedKeys } from '../../redis-bounded.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
 /** The 401s the PIM gave each credential partition: what ends the copies a partition kept before. */
@@ -72,11 +72,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   // Bounded like the copies (a mark is written only with a copy, and weighs less), shared by every replica: one real
   // key sent with a new Authorization each request makes a partition of each, and a mark of each.
   const marks = shared && createBoundedKeys(shared.redis, 'keeper');
-  const markBounds = {
-    maxEntries: Number.MAX_SAFE_INTEGER,
-    maxBytes: marksMaxBytes(redisMaxBytes),
-    overhead: (name: string) => 3 * Buffer.byteLength(name) + 256,
-  };
+  const markBounds = byteBounds(marksMaxBytes(redisMaxBytes));
   const revoked = new LRUCache<string, number>({ max: MAX_REMEMBERED });
   const revokedElse = new LRUCache<string, number>({ max: MAX_REMEMBERED });
   const fleetReads = new LRUCache<string, Promise<number>>({ max: MAX_REMEMBERED, ttl: FLEET_READ_MS });
