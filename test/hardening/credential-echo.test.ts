@@ -15,6 +15,10 @@ const encodings: Record<string, (text: string) => string> = {
   component: encodeURIComponent,
   form: (text) => new URLSearchParams({ k: text }).toString().slice(2),
   strict: (text) => encodeURIComponent(text).replace(/[!'()*]/g, percentOf),
+  python: (text) =>
+    encodeURIComponent(text)
+      .replace(/[!'()*]/g, percentOf)
+      .replaceAll('%2F', '/'),
   dotnet: (text) => encodeURIComponent(text).replace(/[~']/g, percentOf).replaceAll('%20', '+'),
   php: (text) =>
     encodeURIComponent(text)
@@ -40,7 +44,9 @@ beforeAll(async () => {
     // As Gson writes `=` and other characters by default: \u escapes, the same JSON once parsed.
     const escape = (text: string) =>
       text.replace(/[^a-z ]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-    res.end(req.url?.includes('escaped') ? body.replaceAll(echoed, escape(echoed)) : body);
+    if (req.url?.includes('escaped')) return res.end(body.replaceAll(echoed, escape(echoed)));
+    // And as PHP's json_encode writes a `/`: escaped (Python's quote leaves it as it is in a URL).
+    res.end(encoding ? body.replaceAll('/', '\\/') : body);
   });
   facade = await startFacade(
     upstream.url,

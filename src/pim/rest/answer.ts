@@ -145,7 +145,9 @@ function formsOfOne(secret: string): string[] {
     }
     return [encoded, encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())];
   });
-  return [secret, JSON.stringify(secret).slice(1, -1), secret.replaceAll('/', '\\/'), ...percent];
+  const forms = [secret, JSON.stringify(secret).slice(1, -1), ...percent];
+  // Each also with `/` escaped, as PHP's json_encode writes it (Python's quote leaves it as it is in a URL).
+  return [...forms, ...forms.map((form) => form.replaceAll('/', '\\/'))];
 }
 
 // What each leaves as it is (the rest percent-encoded), and how it writes a space.
