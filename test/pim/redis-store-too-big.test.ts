@@ -63,6 +63,20 @@ it('ends the older answer in Redis for every replica when a newer one is too big
   await expect.poll(() => read(other)).toBeUndefined();
 });
 
+// The delete took the newer answer's variant only: an older answer stored under other Vary names (none, here) stayed,
+// and the other replicas served it while fresh.
+it('ends an older answer of other Vary names as well', async () => {
+  const [one, other] = await Promise.all([replica(), replica()]);
+  const now = Date.now();
+  await write(one, valueAt(now), '{"v":1}');
+  const english = { ...key, headers: { 'accept-language': 'en' } };
+  expect(await read(other, english)).toBe('{"v":1}');
+  const newer = { ...valueAt(now + 1_000), vary: { 'accept-language': 'en' } };
+  await write(one, newer, JSON.stringify({ v: 2, pad: 'x'.repeat(BOUND / 2) }), english);
+  expect(await read(one, english)).toBeUndefined();
+  await expect.poll(() => read(other, english)).toBeUndefined();
+});
+
 // The forget's reply ended this replica's mark of the newer answer: an older answer written after the forget (its body
 // still coming in, here or on another replica) was served again.
 it.each(['this replica', 'another replica'])(

@@ -83,14 +83,15 @@ export function createRedisCacheStore({
         write(chunk: Buffer, _encoding, callback) {
           size += chunk.length;
           // Like undici's memory store: an oversized body is dropped, the answer itself goes on. An older copy Redis
-          // holds must not stand in for it, here or on another replica: it goes too.
+          // holds must not stand in for it, here or on another replica: it goes too, with every variant (as the mark
+          // covers them here: one stored under other Vary names may match the same request).
           if (size > maxEntryBytes) {
             const id = redisKey(key);
             const ttl = Math.ceil(value.deleteAt - Date.now());
             if (ttl > 0) tooBig.set(id, Math.max(value.cachedAt, tooBig.get(id) ?? -Infinity), { ttl });
             // The mark stays: an older answer may still land after this (its body still coming in, here or on
             // another replica), and is not this one.
-            bounded(() => hashes.forget(id, fieldOf(value))).catch(fail);
+            bounded(() => hashes.forget(id)).catch(fail);
             return this.destroy();
           }
           chunks.push(chunk);
