@@ -31,15 +31,15 @@ const replica = async (maxEntryBytes = BOUND / 4) => {
   });
 };
 const key: CacheKey = { method: 'GET', origin: 'http://pim.test', path: '/catalogs/C/products', headers: {} };
-const valueAt = (cachedAt: number) =>
+const valueAt = (cachedAt: number, lifetime = 600_000) =>
   ({
     statusCode: 200,
     statusMessage: 'OK',
     headers: { 'content-type': 'application/json' },
     cacheControlDirectives: {},
     cachedAt,
-    staleAt: cachedAt + 600_000,
-    deleteAt: cachedAt + 600_000,
+    staleAt: cachedAt + lifetime,
+    deleteAt: cachedAt + lifetime,
   }) as CacheValue;
 const write = (store: CacheStore, value: CacheValue, body: string, at = key) =>
   new Promise<void>((resolve) => {
@@ -114,3 +114,19 @@ it('still serves what Redis holds after many pages too big to keep', async () =>
   }
   expect(await read(one)).toBe('{"v":1}');
 }, 30_000);
+
+// The mark lasted while the too-big answer would have been fresh: an older answer living longer was served after it.
+it('serves no older answer that outlives the newer one too big to keep', async () => {
+  const one = await replica();
+  const at = { ...key, path: '/catalogs/C/products?outlives' };
+  const now = Date.now();
+  const slow = one.createWriteStream(at, valueAt(now))!;
+  const slowDone = new Promise((resolve) => slow.on('close', resolve).on('finish', resolve));
+  slow.write('{"v":');
+  await write(one, valueAt(now + 1_000, -700), JSON.stringify({ v: 2, pad: 'x'.repeat(BOUND / 2) }), at);
+  slow.end('1}');
+  await slowDone;
+  expect(await read(one, at)).toBeUndefined();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(await read(one, at)).toBeUndefined();
+});

@@ -51,9 +51,10 @@ export function createRedisCacheStore({
     dispose: (at, _id, reason) => void (reason === 'evict' && (floor = Math.max(floor, at))),
   });
   // Keys whose newer answer was too big to keep, its older copy deleted in Redis: only an older answer still coming in
-  // then can land there again. These marks last while that answer would have been fresh and, past the bound, just end:
-  // they must not raise the floor (every replica past 65,536 such pages took each fresh copy for a miss).
-  const tooBig = new LRUCache<string, number>({ max: 65_536, ttl: 1 });
+  // then can land there again. A mark lasts until a newer answer is stored (an older one may outlive the answer it
+  // marks) and, past the bound, just ends: it must not raise the floor (past 65,536 such pages, each fresh copy of
+  // every key was a miss).
+  const tooBig = new LRUCache<string, number>({ max: 65_536 });
   const markOf = (id: string) => Math.max(superseded.get(id) ?? floor, tooBig.get(id) ?? -Infinity);
   // A mark only moves later.
   const supersede = (id: string, at: number) => void superseded.set(id, Math.max(at, markOf(id)));
@@ -87,8 +88,7 @@ export function createRedisCacheStore({
           // covers them here: one stored under other Vary names may match the same request).
           if (size > maxEntryBytes) {
             const id = redisKey(key);
-            const ttl = Math.ceil(value.deleteAt - Date.now());
-            if (ttl > 0) tooBig.set(id, Math.max(value.cachedAt, tooBig.get(id) ?? -Infinity), { ttl });
+            tooBig.set(id, Math.max(value.cachedAt, tooBig.get(id) ?? -Infinity));
             // The mark stays: an older answer may still land after this (its body still coming in, here or on
             // another replica), and is not this one.
             bounded(() => hashes.forget(id)).catch(fail);
