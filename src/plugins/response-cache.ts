@@ -80,7 +80,8 @@ const accepts = (headers: Headers, entry: Entry, now: number) => {
   const maxAge = seconds(directives.get('max-age'));
   if (maxAge !== undefined && now - entry.storedAt >= maxAge * 1_000) return false;
   const minFresh = seconds(directives.get('min-fresh'));
-  return minFresh === undefined || freshnessAt(entry.expiry, now).maxAgeS >= minFresh;
+  // To the millisecond: freshnessAt's whole seconds round up, and 9.4 s left is not the 10 s min-fresh=10 asks for.
+  return minFresh === undefined || entry.expiry.maxUntil - now >= minFresh * 1_000;
 };
 // Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
 // are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).

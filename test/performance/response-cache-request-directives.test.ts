@@ -43,6 +43,19 @@ describe('the directives of a request’s Cache-Control', () => {
     await fixture.facade.get(url('min-fresh'), { 'cache-control': 'min-fresh=600' });
     expect(hits(), 'a result fresh for a minute was served to min-fresh=600').toBe(before + 1);
   });
+
+  // What is left counts to the millisecond: 9.4 s of freshness is not the 10 s min-fresh=10 asks for.
+  it('honour min-fresh=N to the millisecond: a result fresh 9.4 s more is executed afresh for min-fresh=10', async () => {
+    await fixture.facade.get(url('min-fresh-edge'));
+    const answeredAt = fixture.upstream.requests.at(-1)!.at;
+    // Date only: the entry's own lifetime runs on real time, so it is still held.
+    vi.useFakeTimers({ toFake: ['Date'], now: answeredAt + 50_600 });
+    const before = hits();
+    await fixture.facade.get(url('min-fresh-edge'), { 'cache-control': 'min-fresh=8' });
+    expect(hits(), 'a result fresh 9.4 s more was refused to min-fresh=8').toBe(before + 1);
+    await fixture.facade.get(url('min-fresh-edge'), { 'cache-control': 'min-fresh=10' });
+    expect(hits(), 'a result fresh 9.4 s more was served to min-fresh=10').toBe(before + 1);
+  });
 });
 
 // RFC 9111 §5.4: a request without Cache-Control that sends `Pragma: no-cache` (HTTP/1.0 clients and proxies, `curl -H
