@@ -44,8 +44,19 @@ export interface BoundedKeys {
 export interface BoundedHashes {
   /** The Redis key of the hash `name` (below the connection's prefix), to read it. */
   key(name: string): string;
-  /** Sets `field` of `family:name` to `value` for `ttlMs`, as BoundedKeys' `store` sets a key. */
-  store(name: string, field: string, value: string | Buffer, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
+  /**
+   * Sets `field` of `family:name` to `value` for `ttlMs`, as BoundedKeys' `store` sets a key. With a `version` (epoch
+   * ms it was produced), a field holding a later one (its value's first line JSON with a later `cachedAt`, as the HTTP
+   * cache writes it) is kept, and the store answers -1: an older value whose write lands last must not replace it.
+   */
+  store(
+    name: string,
+    field: string,
+    value: string | Buffer,
+    ttlMs: number,
+    bounds: RedisBounds,
+    version?: number,
+  ): Promise<unknown>;
   /** Deletes `field` of `family:name`, or without it the whole hash, and their bytes from the count. */
   forget(name: string, field?: string): Promise<unknown>;
 }
@@ -76,11 +87,23 @@ end
 
 // One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
 // (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
-// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, and the field of a hash. A
+// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, the field of a hash and its
+// version (see BoundedHashes' store). A
 // key whose index entry is due but still lives is scored afresh rather than dropped: an older version of this script
 // scored by the time stored. A field's entry is due when the field is (its hash lives as long as its longest field).
 const storeScript = (fields: boolean) => `${forgetFn(fields)}
 local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
+-- A version (ARGV[8]): a field holding a later one (its first line JSON with a later cachedAt) is kept.
+if fields and ARGV[8] then
+  local old = redis.call('HGET', KEYS[1], ARGV[7])
+  local line = old and string.find(old, '\\n', 1, true)
+  if line then
+    local ok, meta = pcall(cjson.decode, string.sub(old, 1, line - 1))
+    if ok and type(meta) == 'table' and tonumber(meta.cachedAt) and tonumber(meta.cachedAt) > tonumber(ARGV[8]) then
+      return -1
+    end
+  end
+end
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
 -- Too big to keep: the older value of the entry goes all the same (it is not what was last stored).
@@ -153,7 +176,8 @@ function scriptsOf(connection: Redis, family: string, fields: boolean) {
         Math.max(1, Math.round(ttlMs)),
         bounds.maxEntries,
         bounds.maxBytes,
-        bounds.overhead?.([name, ...field].join(' ')) ?? 0,
+        // The entry's name and field, not its version.
+        bounds.overhead?.([name, ...field.slice(0, 1)].join(' ')) ?? 0,
         ...field,
       ),
     forget: (name: string, field: string[]) => redis[`forget${kind}Bounded`]!(...keys(name), name, ...field),
@@ -179,6 +203,7 @@ export function createBoundedHashes(connection: Redis, family: string): BoundedH
   return {
     key,
     forget: (name, field) => forget(name, field === undefined ? [] : [field]),
-    store: (name, field, value, ttlMs, bounds) => store(name, [field], value, ttlMs, bounds),
+    store: (name, field, value, ttlMs, bounds, version) =>
+      store(name, version === undefined ? [field] : [field, String(version)], value, ttlMs, bounds),
   };
 }

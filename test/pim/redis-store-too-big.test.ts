@@ -1,55 +1,9 @@
 // @module-tag redis-server
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { CacheKey, CacheStore, CacheValue } from '../../src/pim/cache/cache-store.ts';
-import { createRedisCacheStore } from '../../src/pim/cache/redis-cache-store.ts';
-import { closeRedis, createRedis } from '../../src/redis.ts';
-import { startRedis } from '../helpers/redis.ts';
+import { expect, it } from 'vitest';
+import { key, read, slowWrite, useRedisStores, valueAt, write } from '../helpers/redis-store.ts';
 
 const BOUND = 256 * 1_024;
-let redis: Awaited<ReturnType<typeof startRedis>>;
-const connections: ReturnType<typeof createRedis>[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await Promise.all(connections.map(closeRedis));
-  await redis.stop();
-});
-
-// One replica's store, as cache.ts makes it: no body over a quarter of the bound is kept.
-const replica = async (maxEntryBytes = BOUND / 4) => {
-  const connection = createRedis(redis.url, () => undefined, 2_000);
-  connections.push(connection);
-  // Commands fail fast until the connection is up.
-  if (connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
-  return createRedisCacheStore({
-    redis: connection,
-    maxEntryBytes,
-    maxBytes: BOUND,
-    replyTimeoutMs: 2_000,
-    onError: () => undefined,
-  });
-};
-const key: CacheKey = { method: 'GET', origin: 'http://pim.test', path: '/catalogs/C/products', headers: {} };
-const valueAt = (cachedAt: number, lifetime = 600_000) =>
-  ({
-    statusCode: 200,
-    statusMessage: 'OK',
-    headers: { 'content-type': 'application/json' },
-    cacheControlDirectives: {},
-    cachedAt,
-    staleAt: cachedAt + lifetime,
-    deleteAt: cachedAt + lifetime,
-  }) as CacheValue;
-const write = (store: CacheStore, value: CacheValue, body: string, at = key) =>
-  new Promise<void>((resolve) => {
-    const stream = store.createWriteStream(at, value)!;
-    stream.on('close', resolve).on('finish', resolve).end(Buffer.from(body));
-  });
-const read = async (store: CacheStore, at = key) => {
-  const found = await store.get(at);
-  return found && Buffer.concat([found.body as Buffer].flat()).toString();
-};
+const { server, replica, settled } = useRedisStores(BOUND);
 
 // A newer answer too big to keep went no further than the replica that had it: the older one stayed in Redis, and
 // every other replica served it while fresh.
@@ -84,14 +38,11 @@ it.each(['this replica', 'another replica'])(
   async (writer) => {
     const [one, other] = await Promise.all([replica(), replica()]);
     const now = Date.now() + 10_000;
-    const slow = (writer === 'this replica' ? one : other).createWriteStream(key, valueAt(now))!;
-    const slowDone = new Promise((resolve) => slow.on('close', resolve).on('finish', resolve));
-    slow.write('{"v":');
+    const slow = slowWrite(writer === 'this replica' ? one : other, valueAt(now), '{"v":');
     await write(one, valueAt(now + 1_000), JSON.stringify({ v: 2, pad: 'x'.repeat(BOUND / 2) }));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    slow.end('1}');
-    await slowDone;
-    await expect.poll(async () => (await redis.client.keys('pim-graphql:http-cache:*')).length).toBe(1);
+    await slow.end('1}');
+    await expect.poll(async () => (await server.redis.client.keys('pim-graphql:http-cache:*')).length).toBe(1);
     expect(await read(one)).toBeUndefined();
   },
 );
@@ -110,7 +61,7 @@ it('still serves what Redis holds after many pages too big to keep', async () =>
       ),
     );
     // Each page's delete in Redis is sent, not awaited: the batch waits for them here.
-    await Promise.all(connections.map((connection) => connection.ping()));
+    await settled();
   }
   expect(await read(one)).toBe('{"v":1}');
 }, 30_000);
@@ -120,12 +71,9 @@ it('serves no older answer that outlives the newer one too big to keep', async (
   const one = await replica();
   const at = { ...key, path: '/catalogs/C/products?outlives' };
   const now = Date.now();
-  const slow = one.createWriteStream(at, valueAt(now))!;
-  const slowDone = new Promise((resolve) => slow.on('close', resolve).on('finish', resolve));
-  slow.write('{"v":');
+  const slow = slowWrite(one, valueAt(now), '{"v":', at);
   await write(one, valueAt(now + 1_000, -700), JSON.stringify({ v: 2, pad: 'x'.repeat(BOUND / 2) }), at);
-  slow.end('1}');
-  await slowDone;
+  await slow.end('1}');
   expect(await read(one, at)).toBeUndefined();
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(await read(one, at)).toBeUndefined();

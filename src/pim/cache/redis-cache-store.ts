@@ -50,18 +50,21 @@ export function createRedisCacheStore({
     max: 65_536,
     dispose: (at, _id, reason) => void (reason === 'evict' && (floor = Math.max(floor, at))),
   });
-  // Keys whose newer answer was too big to keep, its older copy deleted in Redis: only an older answer still coming in
-  // then can land there again. A mark lasts until a newer answer is stored (an older one may outlive the answer it
-  // marks) and, past the bound, just ends: it must not raise the floor (past 65,536 such pages, each fresh copy of
-  // every key was a miss).
+  // Keys whose older copies stay misses with no floor behind them: a newer answer was too big to keep (its older copy
+  // deleted in Redis; only an older answer still coming in then can land there again), or one Redis did not take is
+  // now behind an answer of one variant stored since (the other variants' older copies are still there). A mark
+  // ends only when pushed out past the bound, and then must not raise the floor (past 65,536 such pages, each fresh
+  // copy of every key was a miss). A newer answer stored is no end: it is one variant's, the mark the whole key's.
   const tooBig = new LRUCache<string, number>({ max: 65_536 });
   const markOf = (id: string) => Math.max(superseded.get(id) ?? floor, tooBig.get(id) ?? -Infinity);
   // A mark only moves later.
   const supersede = (id: string, at: number) => void superseded.set(id, Math.max(at, markOf(id)));
-  // Redis holds this answer now: no older mark is about it. One no newer than the floor stays visible all the same.
+  // Redis holds this answer now, of its variant: the key's mark of an answer Redis did not take moves among those that
+  // never raise the floor. One no newer than the floor stays visible all the same.
   const taken = (id: string, at: number) => {
-    if ((tooBig.get(id) ?? -Infinity) <= at) tooBig.delete(id);
-    if ((superseded.get(id) ?? -Infinity) > at) return;
+    const mark = superseded.get(id);
+    if ((mark ?? -Infinity) > at) return;
+    if (mark !== undefined) tooBig.set(id, Math.max(mark, tooBig.get(id) ?? -Infinity));
     if (floor >= at) superseded.set(id, at - 1);
     else superseded.delete(id);
   };
@@ -102,7 +105,7 @@ export function createRedisCacheStore({
           const id = redisKey(key);
           bounded(() => save(hashes, bounds, key, value, Buffer.concat(chunks)))
             .then(
-              () => taken(id, value.cachedAt),
+              (stored) => void (stored && taken(id, value.cachedAt)),
               (error: unknown) => {
                 supersede(id, value.cachedAt);
                 fail(error);
@@ -124,15 +127,16 @@ async function save(
   key: CacheKey,
   value: CacheValue,
   body: Buffer,
-): Promise<void> {
+): Promise<boolean> {
   const ttlMs = Math.ceil(value.deleteAt) - Date.now();
-  if (ttlMs <= 0) return;
+  if (ttlMs <= 0) return false;
   const { vary, ...rest } = value;
   const varyNames = namesOf(vary);
   const meta: StoredMeta = { ...rest, ...(varyNames ? { varyNames } : {}), bodyBytes: body.length };
   const stored = Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), body]);
   // A variant too big for the bound is not stored, and the older one goes: it must not stand in for this answer.
-  await hashes.store(redisKey(key), fieldOf(value), stored, ttlMs, bounds);
+  // Redis keeps a newer answer of the variant already there (-1): an older one landing later must not replace it.
+  return (await hashes.store(redisKey(key), fieldOf(value), stored, ttlMs, bounds, value.cachedAt)) !== -1;
 }
 
 function findVariant(
@@ -142,6 +146,8 @@ function findVariant(
   newer: number,
 ): GetResult | undefined {
   const now = Date.now();
+  // Answers of one key under other Vary names may match the same request: the newest of them is the answer.
+  let found: GetResult | undefined;
   for (const [field, stored] of Object.entries(variants)) {
     const split = stored.indexOf(0x0a);
     const meta = readMeta(stored, split);
@@ -153,18 +159,18 @@ function findVariant(
     if (field !== variantField(meta.varyNames, key.headers)) continue;
     // No newer than an answer Redis did not take (whose time, from its `Date`, may be the same second): a miss, and
     // the next answer's write replaces it.
-    if (meta.cachedAt <= newer) continue;
+    if (meta.cachedAt <= newer || (found && found.cachedAt >= meta.cachedAt)) continue;
     const { varyNames, ...value } = meta;
     // The request matched the stored hash, so its own header values are the variant's.
     const vary = varyNames && Object.fromEntries(varyNames.map((name) => [name, key.headers?.[name] ?? null]));
-    return {
+    found = {
       ...value,
       cacheControlDirectives: value.cacheControlDirectives ?? {},
       vary,
       body: stored.subarray(split + 1),
     };
   }
-  return undefined;
+  return found;
 }
 
 function readMeta(stored: Buffer, split: number): StoredMeta | undefined {
