@@ -1,6 +1,6 @@
 // @module-tag redis-server
 import { expect, it } from 'vitest';
-import type { CacheKey } from '../../src/pim/cache/cache-store.ts';
+import type { CacheKey, CacheStore } from '../../src/pim/cache/cache-store.ts';
 import { key, read, slowWrite, useRedisStores, valueAt, write } from '../helpers/redis-store.ts';
 
 // A replica never serves an answer older than one it has served or seen, whatever order the writes land in Redis.
@@ -47,20 +47,26 @@ it.each([
   }
 });
 
+// A newer answer of another variant of `en`'s key is stored and served; `en`'s older copy must stay a miss.
+const anotherVariantStored = async (one: CacheStore, en: CacheKey, now: number) => {
+  const german = { 'accept-language': 'de' };
+  const de = { ...en, headers: german };
+  await write(one, valueAt(now + 2_000, 600_000, german), '{"v":"de"}', de);
+  expect(await read(one, de)).toBe('{"v":"de"}');
+  expect(await read(one, en)).toBeUndefined();
+};
+
 // A mark is about the whole key; a newer answer of another variant ended it, and the older copy of this one, landed
 // after the too-big answer's delete, was served again.
 it('keeps the mark of an answer too big to keep when a newer answer of another variant is stored', async () => {
   const one = await replica();
   const en = fresh(english);
-  const de = { ...en, headers: { 'accept-language': 'de' } };
   const now = Date.now();
   const slow = slowWrite(one, valueAt(now, 600_000, english), '{"v":', en);
   await write(one, valueAt(now + 1_000, 600_000, english), big(2), en);
   await slow.end('1}');
   expect(await read(one, en)).toBeUndefined();
-  await write(one, valueAt(now + 2_000, 600_000, { 'accept-language': 'de' }), '{"v":"de"}', de);
-  expect(await read(one, de)).toBe('{"v":"de"}');
-  expect(await read(one, en)).toBeUndefined();
+  await anotherVariantStored(one, en, now);
 });
 
 // The same for the mark of an answer Redis did not take (here a byte count of another shape fails the write before
@@ -68,7 +74,6 @@ it('keeps the mark of an answer too big to keep when a newer answer of another v
 it('keeps the mark of an answer Redis did not take when a newer answer of another variant is stored', async () => {
   const one = await replica();
   const en = fresh(english);
-  const de = { ...en, headers: { 'accept-language': 'de' } };
   const now = Date.now();
   await write(one, valueAt(now, 600_000, english), '{"v":1}', en);
   expect(await read(one, en)).toBe('{"v":1}');
@@ -80,9 +85,7 @@ it('keeps the mark of an answer Redis did not take when a newer answer of anothe
   await server.redis.client.del(bytes);
   if (count !== null) await server.redis.client.set(bytes, count);
   expect(await read(one, en)).toBeUndefined();
-  await write(one, valueAt(now + 2_000, 600_000, { 'accept-language': 'de' }), '{"v":"de"}', de);
-  expect(await read(one, de)).toBe('{"v":"de"}');
-  expect(await read(one, en)).toBeUndefined();
+  await anotherVariantStored(one, en, now);
 });
 
 // An answer already expired when its body was in is not stored, yet it ended the mark all the same.
