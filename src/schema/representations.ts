@@ -2,7 +2,9 @@ import {
   GraphQLError,
   getArgumentValues,
   getNamedType,
+  isScalarType,
   isUnionType,
+  Kind,
   type GraphQLField,
   type GraphQLResolveInfo,
   type GraphQLSchema,
@@ -74,6 +76,7 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   if (!field?.resolve || !isUnionType(union)) throw new Error('Expected a subgraph schema with _entities');
   const resolve = field.resolve;
   const entityTypes = union.getTypes().map((type) => type.name);
+  refuseInexactLiterals(schema);
   // Once per operation (each operation of a batch has a context of its own; all share the request's allowance). An
   // operation whose text never names `_entities` (nearly all) has nothing to take: no walk of its fields.
   const admit = (context: Context & Admitted, info: GraphQLResolveInfo) => {
@@ -115,6 +118,28 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
     });
   };
   return schema;
+}
+
+// What a representation's field written as a Float or enum literal becomes: keyOf refuses it, as an ID argument would.
+const INEXACT = Symbol('neither an ID string nor an integer literal');
+
+/**
+ * `_Any` parses a literal untyped: a Float (`1.0`, `2e0`, `1.0000000000000001`) became a number and an enum
+ * (`MACHINERY`) a string, each taken for an id (catalog "1") where an ID argument refuses the same literal. Such a
+ * field of a representation written in the document becomes a value its key check refuses, at its own index.
+ */
+function refuseInexactLiterals(schema: GraphQLSchema) {
+  const any = schema.getType('_Any');
+  if (!isScalarType(any)) throw new Error('Expected a subgraph schema with _Any');
+  const parseLiteral = any.parseLiteral.bind(any);
+  any.parseLiteral = (node, variables) => {
+    const value = parseLiteral(node, variables) as Record<string, unknown>;
+    if (node.kind !== Kind.OBJECT) return value;
+    for (const { name, value: literal } of node.fields) {
+      if (literal.kind === Kind.FLOAT || literal.kind === Kind.ENUM) value[name.value] = INEXACT;
+    }
+    return value;
+  };
 }
 
 // The operation's verdict on its representations, on its context (no WeakMap per request: request-slot.ts says why).
