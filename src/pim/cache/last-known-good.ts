@@ -194,14 +194,17 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     shared: copies !== undefined,
     async find(key) {
       const held = memory.get(key);
-      if (held || !shared || !copies) return held;
+      // Kept here past its stale-if-error window (for its freshness or its stale-while-revalidate), it stands in for
+      // nothing: a newer copy another instance kept in Redis may.
+      if ((held && Date.now() <= held.errorUntil) || !shared || !copies) return held;
       const { redis, within } = shared;
       const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;
       // The copy the PIM ended, or one a newer answer replaced, still in Redis: none. Its delete is sent again.
       if (entry && entry.storedAt <= endedAt(key))
         return void forgetShared(key, (ended.get(key) ?? -Infinity) >= entry.storedAt ? ended : superseded);
-      if (entry) remember(key, entry);
+      if (!entry || (held && held.storedAt >= entry.storedAt)) return held;
+      remember(key, entry);
       return entry;
     },
   };

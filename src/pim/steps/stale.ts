@@ -176,12 +176,13 @@ export function createStaleLayer(options: StaleOptions): Layer {
       let lookup: Promise<KeptAnswer | undefined> | undefined;
       const sentAt = Date.now();
       try {
-        // No copy here: one another instance kept, in Redis, is looked for only if the PIM asks for time.
+        // No copy here that may stand in (none, or one past its window): one another instance kept, in Redis, is looked
+        // for only if the PIM asks for time.
         const answer = await next(
           request,
           held && now < held.errorUntil
             ? { ...call, standIn: true }
-            : !held && !own && store.shared
+            : !own && store.shared
               ? {
                   ...call,
                   findStandIn: async () => (await standIn((lookup ??= store.find(key)), call.partition)) !== undefined,
