@@ -3,10 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { byteBounds, createBoundedKeys } from '../../redis-bounded.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
-/**
- * The 401s the PIM gave each credential partition: what ends the copies a partition kept before. The same records, in
- * families of their own, keep the PIM's 403, 404 and 410 of each URL and partition (stale-serving.ts), named by store key.
- */
+/** The 401s the PIM gave each credential partition: what ends the copies a partition kept before. */
 export interface Revocations {
   /**
    * `partition` keeps a copy of an answer here, usable until `lastUse` (epoch ms): its 401s are remembered apart from
@@ -35,11 +32,6 @@ export interface RevocationsOptions {
   /** How far another instance's clock may be behind this one's when its record is read. */
   clockMarginMs: number;
   onError: (error: Error) => void;
-  /**
-   * The Redis families of the marks and the records; default `keeper` and `revoked` (a partition's 401s). Each family
-   * of marks has its own bound.
-   */
-  families?: { mark: string; record: string } | undefined;
 }
 
 // Credentials whose 401 is remembered here, in each list: some 100 bytes each.
@@ -74,13 +66,12 @@ export const marksMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.fl
  */
 export function createRevocations(options: RevocationsOptions): Revocations {
   const { shared, recordMs, redisMaxBytes, clockMarginMs, onError } = options;
-  const { mark: markFamily, record: recordFamily } = options.families ?? { mark: 'keeper', record: 'revoked' };
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   // The `keeper:` mark of a partition that kept a copy here, as last written to Redis: when, and until when.
   const marked = new LRUCache<string, { at: number; until: number }>({ max: MAX_REMEMBERED });
   // Bounded like the copies (a mark is written only with a copy, and weighs less), shared by every replica: one real
   // key sent with a new Authorization each request makes a partition of each, and a mark of each.
-  const marks = shared && createBoundedKeys(shared.redis, markFamily);
+  const marks = shared && createBoundedKeys(shared.redis, 'keeper');
   const markBounds = byteBounds(marksMaxBytes(redisMaxBytes));
   const revoked = new LRUCache<string, number>({ max: MAX_REMEMBERED });
   const revokedElse = new LRUCache<string, number>({ max: MAX_REMEMBERED });
@@ -114,13 +105,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       if (redis) {
         // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).
         const lasts = Math.max(recordMs, (marked.get(partition)?.until ?? 0) - now);
-        const args = [
-          `${markFamily}:${partition}`,
-          `${recordFamily}:${partition}`,
-          now,
-          Math.round(lasts),
-          holds ? 1 : 0,
-        ] as const;
+        const args = [`keeper:${partition}`, `revoked:${partition}`, now, Math.round(lasts), holds ? 1 : 0] as const;
         send(() => redis.recordRevocation(...args));
       }
     },
@@ -130,7 +115,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       let read = fleetReads.get(partition);
       if (!read) {
         const reading = shared!
-          .within(() => redis.get(`${recordFamily}:${partition}`))
+          .within(() => redis.get(`revoked:${partition}`))
           .then(
             (value) => (value === null ? 0 : Number(value) + clockMarginMs || 0),
             (error: unknown) => (fail(error), 0),

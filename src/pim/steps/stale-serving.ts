@@ -55,15 +55,6 @@ export function createStaleServing(options: StaleServingOptions) {
     clockMarginMs: CLOCK_MARGIN_MS,
     onError: report,
   });
-  // The PIM's 403, 404 and 410 of a URL and key, heard by any instance: the copies others hold in memory end with them.
-  const verdicts = createRevocations({
-    shared,
-    recordMs,
-    redisMaxBytes,
-    clockMarginMs: CLOCK_MARGIN_MS,
-    onError: report,
-    families: { mark: 'holder', record: 'ended' },
-  });
   const invalidations = createInvalidations({
     shared,
     pollMs: options.invalidationPollMs,
@@ -73,7 +64,6 @@ export function createStaleServing(options: StaleServingOptions) {
   const layer: Layer = createStaleLayer({
     store,
     revocations,
-    verdicts,
     staleIfErrorMs: options.staleIfErrorMs,
     staleWhileRevalidateMs: options.staleWhileRevalidateMs,
     defaultTtlMs: options.defaultTtlMs,

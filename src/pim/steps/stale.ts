@@ -14,8 +14,6 @@ export interface StaleOptions {
   store: LastKnownGood;
   /** The 401s heard here (and, with Redis, in the fleet): what ends a partition's copies. */
   revocations: Revocations;
-  /** The 403, 404 and 410 heard here and in the fleet, by store key: what ends the copies of that URL and key. */
-  verdicts?: Revocations | undefined;
   /** Milliseconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
   staleIfErrorMs: number;
   /** Milliseconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
@@ -69,7 +67,7 @@ const endsKeptCopy = (error: unknown): error is PimError =>
  * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
  */
 export function createStaleLayer(options: StaleOptions): Layer {
-  const { store, revocations, verdicts, invalidatedSince, onOutcome } = options;
+  const { store, revocations, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
     // A 401 is the PIM's word on the key, whatever the URL: no copy of a call the key sent before it (here, or in Redis:
@@ -79,16 +77,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
       found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
     // The copy that stands in for a failed call now, if any: the fleet's 401s are read only then, at most once a second
     // a key (an instance that never heard the key's 401 still serves it no older copy).
-    const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string, key: string) => {
-      const [found, inFleet, ended] = await Promise.all([
-        lookup,
-        revocations.inFleet(partition),
-        verdicts?.inFleet(key) ?? 0,
-      ]);
-      // What this instance heard is read after the wait: a 401 heard meanwhile counts too. So does the fleet's 403,
-      // 404 or 410 of this URL and key: another instance's copy in memory is what it ended.
-      const since = Math.max(inFleet, revocations.since(partition), ended, verdicts?.since(key) ?? 0);
-      const copy = current(found, partition, since);
+    const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string) => {
+      const [found, inFleet] = await Promise.all([lookup, revocations.inFleet(partition)]);
+      // What this instance heard is read after the wait: a 401 heard meanwhile counts too.
+      const copy = current(found, partition, Math.max(inFleet, revocations.since(partition)));
       return copy && Date.now() <= copy.errorUntil ? copy : undefined;
     };
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
@@ -103,10 +95,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
     const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
-      const late = lateOf(path, sentAt);
       if (error.status === 401) revocations.refused(partition, store.holds(partition));
-      // Sent before an invalidation that came while it was out, it is no word on the copies read after it: not recorded.
-      else if (late === undefined) verdicts?.refused(key, store.peek(key) !== undefined);
+      const late = lateOf(path, sentAt);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
     const keep = (key: string, partition: string, path: string, sentAt: number, answer: Answer, always = false) => {
@@ -129,7 +119,6 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) {
         store.keep(key, entry, late);
         revocations.kept(partition, Math.max(entry.errorUntil, entry.revalidateUntil));
-        verdicts?.kept(key, Math.max(entry.errorUntil, entry.revalidateUntil));
       }
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
@@ -196,8 +185,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
             : !own && store.shared
               ? {
                   ...call,
-                  findStandIn: async () =>
-                    (await standIn((lookup ??= store.find(key)), call.partition, key)) !== undefined,
+                  findStandIn: async () => (await standIn((lookup ??= store.find(key)), call.partition)) !== undefined,
                 }
               : call,
         );
@@ -214,7 +202,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         // readiness probe's own call (a made-up id) has no copy to end.
         if (!own) endWith(key, call.partition, request.path, sentAt, error);
         if (own || !isOutage(error)) throw error;
-        const found = await standIn(lookup ?? store.find(key), call.partition, key);
+        const found = await standIn(lookup ?? store.find(key), call.partition);
         if (!found) throw error;
         return served(found, error.code, onOutcome);
       }
