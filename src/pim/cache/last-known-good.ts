@@ -62,6 +62,8 @@ export interface LastKnownGood {
   holds(partition: string): boolean;
   /** Copies are kept in Redis too: {@link find} may find one this instance never kept. */
   shared: boolean;
+  /** The Redis key of `key`'s copy there: while it lives, some instance may hold the copy in memory too. */
+  sharedName(key: string): string;
 }
 
 // Two bytes a character: one past Latin-1 (a €, a typographic quote) makes V8 keep the whole string so. Measured,
@@ -192,6 +194,7 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     bytes: () => memory.calculatedSize,
     holds: (partition) => held.has(partition),
     shared: copies !== undefined,
+    sharedName: (key) => copies?.key(key) ?? key,
     async find(key) {
       const held = memory.get(key);
       // Kept here past its stale-if-error window (for its freshness or its stale-while-revalidate), it stands in for

@@ -3,7 +3,10 @@ import { LRUCache } from 'lru-cache';
 import { byteBounds, createBoundedKeys } from '../../redis-bounded.ts';
 import type { SharedRedis } from './shared-redis.ts';
 
-/** The 401s the PIM gave each credential partition: what ends the copies a partition kept before. */
+/**
+ * The 401s the PIM gave each credential partition: what ends the copies a partition kept before. The same records, in
+ * a family of their own, keep the PIM's 403, 404 and 410 of each URL and partition, named by the copy's store key.
+ */
 export interface Revocations {
   /**
    * `partition` keeps a copy of an answer here, usable until `lastUse` (epoch ms): its 401s are remembered apart from
@@ -32,10 +35,25 @@ export interface RevocationsOptions {
   /** How far another instance's clock may be behind this one's when its record is read. */
   clockMarginMs: number;
   onError: (error: Error) => void;
+  /**
+   * A family of records other than the 401s: `record` names it in Redis, and `markOf(name)` is the key whose life says
+   * copies of `name` are kept in the fleet (the copy itself), so `kept` writes no mark of its own. Default: a
+   * partition's 401s (`revoked:`), marked by the `keeper:` marks `kept` writes.
+   */
+  family?: { record: string; markOf: (name: string) => string } | undefined;
 }
 
-// Credentials whose 401 is remembered here, in each list: some 100 bytes each.
+// Credentials whose 401 is remembered here, in each list: some 100 bytes each. A URL's name (the verdicts' family) may
+// be far longer than a partition's: each list holds at most so many bytes of names too, two a character.
 const MAX_REMEMBERED = 10_000;
+const MAX_REMEMBERED_BYTES = 2 * 1024 * 1024;
+const remembered = <V extends {}>(ttl?: number) =>
+  new LRUCache<string, V>({
+    max: MAX_REMEMBERED,
+    maxSize: MAX_REMEMBERED_BYTES,
+    sizeCalculation: (_value, name) => 2 * name.length + 64,
+    ...(ttl !== undefined && { ttl }),
+  });
 // How long an instance takes the fleet's answer for one partition as read: an outage served stale asks Redis once a
 // second per credential, not once a request.
 const FLEET_READ_MS = 1_000;
@@ -65,17 +83,22 @@ export const marksMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.fl
  * instance that never heard a key's 401 still serves that key none of its older copies at the next outage.
  */
 export function createRevocations(options: RevocationsOptions): Revocations {
-  const { shared, recordMs, redisMaxBytes, clockMarginMs, onError } = options;
+  const { shared, recordMs, redisMaxBytes, clockMarginMs, onError, family } = options;
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
   // The `keeper:` mark of a partition that kept a copy here, as last written to Redis: when, and until when.
-  const marked = new LRUCache<string, { at: number; until: number }>({ max: MAX_REMEMBERED });
+  const marked = remembered<{ at: number; until: number }>();
   // Bounded like the copies (a mark is written only with a copy, and weighs less), shared by every replica: one real
   // key sent with a new Authorization each request makes a partition of each, and a mark of each.
-  const marks = shared && createBoundedKeys(shared.redis, 'keeper');
+  const marks = shared && !family ? createBoundedKeys(shared.redis, 'keeper') : undefined;
+  const markOf = family?.markOf ?? ((name: string) => marks!.key(name));
+  const recordOf = (name: string) => `${family?.record ?? 'revoked'}:${name}`;
   const markBounds = byteBounds(marksMaxBytes(redisMaxBytes));
-  const revoked = new LRUCache<string, number>({ max: MAX_REMEMBERED });
-  const revokedElse = new LRUCache<string, number>({ max: MAX_REMEMBERED });
-  const fleetReads = new LRUCache<string, Promise<number>>({ max: MAX_REMEMBERED, ttl: FLEET_READ_MS });
+  const revoked = remembered<number>();
+  const revokedElse = remembered<number>();
+  const fleetReads = remembered<Promise<number>>(FLEET_READ_MS);
+  // When a read of the record last failed: for a second no other name waits on Redis (each URL's first failed call
+  // would wait REDIS_TIMEOUT_MS on a silent Redis, until the connection's breaker opens).
+  let failedAt = -Infinity;
   const redis = shared?.redis as Scripted | undefined;
   redis?.defineCommand('recordRevocation', { numberOfKeys: 2, lua: revokeScript });
   const since = (partition: string) =>
@@ -105,7 +128,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       if (redis) {
         // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).
         const lasts = Math.max(recordMs, (marked.get(partition)?.until ?? 0) - now);
-        const args = [`keeper:${partition}`, `revoked:${partition}`, now, Math.round(lasts), holds ? 1 : 0] as const;
+        const args = [markOf(partition), recordOf(partition), now, Math.round(lasts), holds ? 1 : 0] as const;
         send(() => redis.recordRevocation(...args));
       }
     },
@@ -114,11 +137,15 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       if (!redis) return 0;
       let read = fleetReads.get(partition);
       if (!read) {
+        if (Date.now() - failedAt < FLEET_READ_MS) return 0;
         const reading = shared!
-          .within(() => redis.get(`revoked:${partition}`))
+          .within(() => redis.get(recordOf(partition)))
           .then(
-            (value) => (value === null ? 0 : Number(value) + clockMarginMs || 0),
-            (error: unknown) => (fail(error), 0),
+            // This instance's own record is read without the margin another's clock needs: a copy it read after the
+            // verdict it heard stands in.
+            (value) =>
+              value === null ? 0 : Number(value) + (Number(value) === since(partition) ? 0 : clockMarginMs) || 0,
+            (error: unknown) => ((failedAt = Date.now()), fail(error), 0),
           );
         read = reading;
         // Held while it waits (a silent Redis, up to REDIS_TIMEOUT_MS), then for its second from the reply.

@@ -55,6 +55,16 @@ export function createStaleServing(options: StaleServingOptions) {
     clockMarginMs: CLOCK_MARGIN_MS,
     onError: report,
   });
+  // The PIM's 403, 404 and 410 of a URL and key, heard by any instance: the copies others hold in memory end with them.
+  // Recorded while the URL's copy lives in Redis (or this instance holds one), as long as it may stand in.
+  const verdicts = createRevocations({
+    shared,
+    recordMs,
+    redisMaxBytes,
+    clockMarginMs: CLOCK_MARGIN_MS,
+    onError: report,
+    family: { record: 'ended', markOf: store.sharedName },
+  });
   const invalidations = createInvalidations({
     shared,
     pollMs: options.invalidationPollMs,
@@ -64,6 +74,7 @@ export function createStaleServing(options: StaleServingOptions) {
   const layer: Layer = createStaleLayer({
     store,
     revocations,
+    verdicts,
     staleIfErrorMs: options.staleIfErrorMs,
     staleWhileRevalidateMs: options.staleWhileRevalidateMs,
     defaultTtlMs: options.defaultTtlMs,

@@ -14,6 +14,8 @@ export interface StaleOptions {
   store: LastKnownGood;
   /** The 401s heard here (and, with Redis, in the fleet): what ends a partition's copies. */
   revocations: Revocations;
+  /** The 403, 404 and 410 heard here and in the fleet, by store key: what ends the copies of that URL and key. */
+  verdicts: Revocations;
   /** Milliseconds after it was produced that a 2xx answer may stand in for a failed call; 0: never. */
   staleIfErrorMs: number;
   /** Milliseconds after its freshness ends that an answer is served while one refresh runs; 0: never. */
@@ -67,7 +69,7 @@ const endsKeptCopy = (error: unknown): error is PimError =>
  * timeout, no connection, open breaker) with the kept answer while inside its stale-if-error window.
  */
 export function createStaleLayer(options: StaleOptions): Layer {
-  const { store, revocations, invalidatedSince, onOutcome } = options;
+  const { store, revocations, verdicts, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
     // A 401 is the PIM's word on the key, whatever the URL: no copy of a call the key sent before it (here, or in Redis:
@@ -75,12 +77,13 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // are judged by when they were produced. `since`: the latest 401, heard here unless the fleet's is given.
     const current = (found: KeptAnswer | undefined, partition: string, since = revocations.since(partition)) =>
       found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
-    // The copy that stands in for a failed call now, if any: the fleet's 401s are read only then, at most once a second
-    // a key (an instance that never heard the key's 401 still serves it no older copy).
-    const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string) => {
-      const [found, inFleet] = await Promise.all([lookup, revocations.inFleet(partition)]);
-      // What this instance heard is read after the wait: a 401 heard meanwhile counts too.
-      const copy = current(found, partition, Math.max(inFleet, revocations.since(partition)));
+    // The copy that stands in for a failed call now, if any: the fleet's 401s, and its 403s, 404s and 410s of the URL,
+    // are read only then, at most once a second a key and URL (an instance that never heard them serves no older copy).
+    const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string, key: string) => {
+      const heard = await Promise.all([lookup, revocations.inFleet(partition), verdicts.inFleet(key)]);
+      // What this instance heard is read after the wait: a verdict heard meanwhile counts too.
+      const since = Math.max(heard[1], heard[2], revocations.since(partition), verdicts.since(key));
+      const copy = current(heard[0], partition, since);
       return copy && Date.now() <= copy.errorUntil ? copy : undefined;
     };
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
@@ -95,8 +98,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
     const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
-      if (error.status === 401) revocations.refused(partition, store.holds(partition));
       const late = lateOf(path, sentAt);
+      if (error.status === 401) revocations.refused(partition, store.holds(partition));
+      // Sent before an invalidation that came while it was out, it is no word on the copies read after it: not recorded.
+      // Recorded before the copy in Redis, its mark, is deleted.
+      else if (late === undefined) verdicts.refused(key, store.peek(key) !== undefined);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
     const keep = (key: string, partition: string, path: string, sentAt: number, answer: Answer, always = false) => {
@@ -185,7 +191,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
             : !own && store.shared
               ? {
                   ...call,
-                  findStandIn: async () => (await standIn((lookup ??= store.find(key)), call.partition)) !== undefined,
+                  findStandIn: async () =>
+                    (await standIn((lookup ??= store.find(key)), call.partition, key)) !== undefined,
                 }
               : call,
         );
@@ -202,7 +209,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         // readiness probe's own call (a made-up id) has no copy to end.
         if (!own) endWith(key, call.partition, request.path, sentAt, error);
         if (own || !isOutage(error)) throw error;
-        const found = await standIn(lookup ?? store.find(key), call.partition);
+        const found = await standIn(lookup ?? store.find(key), call.partition, key);
         if (!found) throw error;
         return served(found, error.code, onOutcome);
       }
