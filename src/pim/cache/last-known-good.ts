@@ -49,8 +49,11 @@ export interface LastKnownGood {
   keep(key: string, entry: KeptAnswer, unlessAfter?: number): void;
   /** The in-process entry, without touching Redis: the check on every call. */
   peek(key: string): KeptAnswer | undefined;
-  /** The in-process entry, else Redis's: the check after a failed call. */
-  find(key: string): Promise<KeptAnswer | undefined>;
+  /**
+   * The in-process entry, else Redis's: the check after a failed call. `past`: the entry held here may not stand in (a
+   * verdict heard since ended it), and Redis's is looked for all the same.
+   */
+  find(key: string, past?: KeptAnswer): Promise<KeptAnswer | undefined>;
   /**
    * Drops the entry here and in Redis: the PIM has answered that URL and credential with a verdict, or (`byAnswer`)
    * with a newer answer that may not be kept; with `unlessAfter`, not a copy in Redis produced after that time.
@@ -195,11 +198,11 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
     holds: (partition) => held.has(partition),
     shared: copies !== undefined,
     sharedName: (key) => copies?.key(key) ?? key,
-    async find(key) {
+    async find(key, past) {
       const held = memory.get(key);
       // Kept here past its stale-if-error window (for its freshness or its stale-while-revalidate), it stands in for
       // nothing: a newer copy another instance kept in Redis may.
-      if ((held && Date.now() <= held.errorUntil) || !shared || !copies) return held;
+      if ((held && held !== past && Date.now() <= held.errorUntil) || !shared || !copies) return held;
       const { redis, within } = shared;
       const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;

@@ -80,10 +80,14 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // The copy that stands in for a failed call now, if any: the fleet's 401s, and its 403s, 404s and 410s of the URL,
     // are read only then, at most once a second a key and URL (an instance that never heard them serves no older copy).
     const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string, key: string) => {
-      const heard = await Promise.all([lookup, revocations.inFleet(partition), verdicts.inFleet(key)]);
+      const [found, ...inFleet] = await Promise.all([lookup, revocations.inFleet(partition), verdicts.inFleet(key)]);
       // What this instance heard is read after the wait: a verdict heard meanwhile counts too.
-      const since = Math.max(heard[1], heard[2], revocations.since(partition), verdicts.since(key));
-      const copy = current(heard[0], partition, since);
+      const since = () => Math.max(...inFleet, revocations.since(partition), verdicts.since(key));
+      let copy = current(found, partition, since());
+      // The copy held here, which a verdict ended, hides none another instance read after it (the group, or the key,
+      // back since): Redis's is looked for past it.
+      if (!copy && found && !found.shared && store.shared)
+        copy = current(await store.find(key, found), partition, since());
       return copy && Date.now() <= copy.errorUntil ? copy : undefined;
     };
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
