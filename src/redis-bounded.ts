@@ -57,8 +57,12 @@ export interface BoundedHashes {
     bounds: RedisBounds,
     version?: number,
   ): Promise<unknown>;
-  /** Deletes `field` of `family:name`, or without it the whole hash, and their bytes from the count. */
-  forget(name: string, field?: string): Promise<unknown>;
+  /**
+   * Deletes `field` of `family:name`, or without it the whole hash, and their bytes from the count. With a `version`,
+   * as `store` takes it, a field holding a later one is kept: what is deleted for an answer (one too big to keep) must
+   * not take a newer answer another replica stored, or an older one whose write lands after would replace it.
+   */
+  forget(name: string, field?: string, version?: number): Promise<unknown>;
 }
 
 // Beside the family's keys: each entry by the epoch ms it expires, its size, and the sizes' sum. An entry of a
@@ -83,6 +87,13 @@ local function forget(name)
   if size == 0 or redis.call('EXISTS', KEYS[4]) == 0 then return tonumber(redis.call('GET', KEYS[4]) or '0') end
   return tonumber(redis.call('DECRBY', KEYS[4], size))
 end
+-- A field's version: its value's first line JSON with a cachedAt (as the HTTP cache writes it), or nil.
+local function versionOf(value)
+  local line = value and string.find(value, '\\n', 1, true)
+  if not line then return nil end
+  local ok, meta = pcall(cjson.decode, string.sub(value, 1, line - 1))
+  return ok and type(meta) == 'table' and tonumber(meta.cachedAt) or nil
+end
 `;
 
 // One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
@@ -94,14 +105,8 @@ const storeScript = (fields: boolean) => `${forgetFn(fields)}
 local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
 -- A version (ARGV[8]): a field holding a later one (its first line JSON with a later cachedAt) is kept.
 if fields and ARGV[8] then
-  local old = redis.call('HGET', KEYS[1], ARGV[7])
-  local line = old and string.find(old, '\\n', 1, true)
-  if line then
-    local ok, meta = pcall(cjson.decode, string.sub(old, 1, line - 1))
-    if ok and type(meta) == 'table' and tonumber(meta.cachedAt) and tonumber(meta.cachedAt) > tonumber(ARGV[8]) then
-      return -1
-    end
-  end
+  local held = versionOf(redis.call('HGET', KEYS[1], ARGV[7]))
+  if held and held > tonumber(ARGV[8]) then return -1 end
 end
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
@@ -142,13 +147,22 @@ for i = 2, 4 do
 end
 `;
 
-// ARGV: name, and the field of a hash; a hash without one goes with every field's entry.
+// ARGV: name, a version ('' for none: see BoundedHashes' forget) and the field of a hash; a hash without one goes
+// with every field's entry. With a version, a field holding a later one stays (its entry indexed, sized and counted
+// as before), and its hash with it: it was stored after the answer this forget is for.
 const forgetScript = (fields: boolean) => `${forgetFn(fields)}
-if fields and ARGV[2] then
-  forget(ARGV[1] .. ' ' .. ARGV[2])
+local version = tonumber(ARGV[2])
+local function later(field)
+  local held = version and versionOf(redis.call('HGET', KEYS[1], field))
+  return held and held > version
+end
+if fields and ARGV[3] then
+  if not later(ARGV[3]) then forget(ARGV[1] .. ' ' .. ARGV[3]) end
 elseif fields then
-  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do forget(ARGV[1] .. ' ' .. field) end
-  redis.call('DEL', KEYS[1])
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if not later(field) then forget(ARGV[1] .. ' ' .. field) end
+  end
+  if not version then redis.call('DEL', KEYS[1]) end
 else
   forget(ARGV[1])
 end
@@ -179,7 +193,8 @@ function scriptsOf(connection: Redis, family: string, fields: boolean) {
         bounds.overhead?.([name, ...field.slice(0, 1)].join(' ')) ?? 0,
         ...field,
       ),
-    forget: (name: string, field: string[]) => redis[`forget${kind}Bounded`]!(...keys(name), name, ...field),
+    forget: (name: string, field: string[], version?: number) =>
+      redis[`forget${kind}Bounded`]!(...keys(name), name, version === undefined ? '' : String(version), ...field),
   };
 }
 
@@ -201,7 +216,7 @@ export function createBoundedHashes(connection: Redis, family: string): BoundedH
   const { key, store, forget } = scriptsOf(connection, family, true);
   return {
     key,
-    forget: (name, field) => forget(name, field === undefined ? [] : [field]),
+    forget: (name, field, version) => forget(name, field === undefined ? [] : [field], version),
     store: (name, field, value, ttlMs, bounds, version) =>
       store(name, version === undefined ? [field] : [field, String(version)], value, ttlMs, bounds),
   };

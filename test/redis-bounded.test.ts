@@ -70,3 +70,27 @@ it('bounds a family of hashes field by field, and forgets a hash with every fiel
   expect(await redis.client.zrange('pim-graphql:http-cache-index', '0', '-1')).toEqual(['h0 f8']);
   expect(await redis.client.get('pim-graphql:http-cache-bytes')).toBe('300');
 });
+
+it('forgets a hash for a version with only the fields no later than it counted out', async () => {
+  const family = createBoundedHashes(connection, 'http-cache');
+  const at = (cachedAt: number) => `${JSON.stringify({ cachedAt })}\n${'x'.repeat(100)}`;
+  await family.store('h', 'older', at(1_000), HOUR_MS, bounds);
+  await family.store('h', 'same', at(2_000), HOUR_MS, bounds);
+  await family.store('h', 'later', at(3_000), HOUR_MS, bounds);
+  await family.store('h', 'unreadable', 'x'.repeat(100), HOUR_MS, bounds);
+  await family.store('other', 'older', at(1_000), HOUR_MS, bounds);
+  await family.forget('h', undefined, 2_000);
+  expect(Object.keys(await redis.client.hgetall('pim-graphql:http-cache:h'))).toEqual(['later']);
+  expect((await redis.client.zrange('pim-graphql:http-cache-index', '0', '-1')).sort()).toEqual([
+    'h later',
+    'other older',
+  ]);
+  const sizes = await redis.client.hgetall('pim-graphql:http-cache-sizes');
+  expect(Object.keys(sizes).sort()).toEqual(['h later', 'other older']);
+  const sum = Object.values(sizes).reduce((total, size) => total + Number(size), 0);
+  expect(Number(await redis.client.get('pim-graphql:http-cache-bytes'))).toBe(sum);
+  // Without a version, the whole hash goes as before.
+  await family.forget('h');
+  expect(await redis.client.exists('pim-graphql:http-cache:h')).toBe(0);
+  expect(await redis.client.zrange('pim-graphql:http-cache-index', '0', '-1')).toEqual(['other older']);
+});

@@ -78,3 +78,20 @@ it('serves no older answer that outlives the newer one too big to keep', async (
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(await read(one, at)).toBeUndefined();
 });
+
+// The forget of an answer too big to keep deleted the whole hash, a newer answer another replica had stored with it:
+// an older answer whose body was still coming in then landed with nothing newer to keep, and the replica that had
+// served the newer answer served the older one.
+it('keeps a newer answer another replica stored when an older one is too big to keep', async () => {
+  const [slowOne, newerOne, bigOne, later] = await Promise.all([replica(), replica(), replica(), replica()]);
+  const at = { ...key, path: '/catalogs/C/products?newer-kept' };
+  const now = Date.now();
+  const slow = slowWrite(slowOne, valueAt(now - 2_000), '{"v":', at);
+  await write(newerOne, valueAt(now), '{"v":2}', at);
+  expect(await read(newerOne, at)).toBe('{"v":2}');
+  await write(bigOne, valueAt(now - 1_000), JSON.stringify({ v: 1, pad: 'x'.repeat(BOUND / 2) }), at);
+  // The delete in Redis is sent, not awaited.
+  await settled();
+  await slow.end('0}');
+  for (const store of [newerOne, slowOne, bigOne, later]) expect(await read(store, at)).toBe('{"v":2}');
+});

@@ -88,13 +88,15 @@ export function createRedisCacheStore({
           size += chunk.length;
           // Like undici's memory store: an oversized body is dropped, the answer itself goes on. An older copy Redis
           // holds must not stand in for it, here or on another replica: it goes too, with every variant (as the mark
-          // covers them here: one stored under other Vary names may match the same request).
+          // covers them here: one stored under other Vary names may match the same request). A newer one another
+          // replica stored stays: gone, an older answer landing after it (its body still coming in) had nothing newer
+          // to be kept against, and a replica that had served the newer one served the older.
           if (size > maxEntryBytes) {
             const id = redisKey(key);
             tooBig.set(id, Math.max(value.cachedAt, tooBig.get(id) ?? -Infinity));
             // The mark stays: an older answer may still land after this (its body still coming in, here or on
             // another replica), and is not this one.
-            bounded(() => hashes.forget(id)).catch(fail);
+            bounded(() => hashes.forget(id, undefined, value.cachedAt)).catch(fail);
             return this.destroy();
           }
           chunks.push(chunk);
