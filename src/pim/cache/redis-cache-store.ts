@@ -74,7 +74,10 @@ export function createRedisCacheStore({
         const id = redisKey(key);
         const variants = await bounded(() => redis.hgetallBuffer(hashes.key(id)));
         const newer = markOf(id);
-        return findVariant(key, variants, (field) => void redis.hdel(hashes.key(id), field).catch(fail), newer);
+        // Through the bound's own script: its size leaves the count with it, and a newer answer written into the field
+        // since this read stays (an unreadable one counts as older than any).
+        const drop = (field: string, version = 0) => void bounded(() => hashes.forget(id, field, version)).catch(fail);
+        return findVariant(key, variants, drop, newer);
       } catch (error) {
         fail(error);
         return undefined;
@@ -144,7 +147,7 @@ async function save(
 function findVariant(
   key: CacheKey,
   variants: Record<string, Buffer>,
-  drop: (field: string) => void,
+  drop: (field: string, version?: number) => void,
   newer: number,
 ): GetResult | undefined {
   const now = Date.now();
@@ -155,7 +158,7 @@ function findVariant(
     const meta = readMeta(stored, split);
     // Expired, or unreadable (cut short, or written in another shape): a miss, and the next answer takes its place.
     if (!meta || !(meta.deleteAt > now)) {
-      drop(field);
+      drop(field, meta?.cachedAt);
       continue;
     }
     if (field !== variantField(meta.varyNames, key.headers)) continue;
