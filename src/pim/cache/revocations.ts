@@ -13,8 +13,12 @@ export interface Revocations {
    * the flood's, and told to the fleet as long as the copy lives.
    */
   kept(partition: string, lastUse: number): void;
-  /** The PIM refused `partition` (a 401) just now; `holds`: copies of it are held here (so it is a real key). */
-  refused(partition: string, holds: boolean): void;
+  /**
+   * The PIM refused `partition` (a 401) just now; `holds`: copies of it are held here (so it is a real key). `at`: the
+   * time up to which the verdict ends copies, when earlier than now (a verdict on a call sent before an invalidation
+   * ends the copies read before that invalidation only). A record only moves later.
+   */
+  refused(partition: string, holds: boolean, at?: number): void;
   /** Epoch ms of the latest 401 to `partition` heard here; 0 when none. Synchronous: the check of every call. */
   since(partition: string): number;
   /**
@@ -121,9 +125,10 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       const at = revokedElse.size === 0 ? undefined : revokedElse.get(partition);
       if (at !== undefined) (revokedElse.delete(partition), revoked.set(partition, at));
     },
-    refused(partition, holds) {
-      const now = Date.now();
-      (holds ? revoked : revokedElse).set(partition, now);
+    refused(partition, holds, at) {
+      const now = at === undefined ? Date.now() : Math.min(Math.round(at), Date.now());
+      const list = holds ? revoked : revokedElse;
+      list.set(partition, Math.max(now, list.get(partition) ?? 0));
       fleetReads.delete(partition);
       if (redis) {
         // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).

@@ -104,9 +104,11 @@ export function createStaleLayer(options: StaleOptions): Layer {
       if (!endsKeptCopy(error)) return;
       const late = lateOf(path, sentAt);
       if (error.status === 401) revocations.refused(partition, store.holds(partition));
-      // Sent before an invalidation that came while it was out, it is no word on the copies read after it: not recorded.
-      // Recorded before the copy in Redis, its mark, is deleted.
-      else if (late === undefined) verdicts.refused(key, store.peek(key) !== undefined);
+      // Recorded before the copy in Redis, its mark, is deleted (the late forget deletes it too: a copy another instance
+      // read before the invalidation, held in its memory, then had no record and no mark left for the next verdicts).
+      // Sent before an invalidation that came while it was out, it is no word on the copies read after it: recorded up
+      // to the invalidation only, less the margin another instance's clock adds when it reads the record.
+      else verdicts.refused(key, store.peek(key) !== undefined, late === undefined ? undefined : late - CLOCK_MARGIN_MS);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
     const keep = (key: string, partition: string, path: string, sentAt: number, answer: Answer, always = false) => {
