@@ -100,8 +100,10 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   const revoked = remembered<number>();
   const revokedElse = remembered<number>();
   const fleetReads = remembered<Promise<number>>(FLEET_READ_MS);
-  // When a read of the record last failed: for a second no other name waits on Redis (each URL's first failed call
-  // would wait REDIS_TIMEOUT_MS on a silent Redis, until the connection's breaker opens).
+  // When a read of the record last failed: for a second no other name of a family (a URL) waits on Redis (each URL's
+  // first failed call would wait REDIS_TIMEOUT_MS on a silent Redis, until the connection's breaker opens). Not the
+  // 401s: a key's read is held a second already, and one slow reply let every revoked key's copies stand in for that
+  // second, Redis answering and holding their records.
   let failedAt = -Infinity;
   const redis = shared?.redis as Scripted | undefined;
   redis?.defineCommand('recordRevocation', { numberOfKeys: 2, lua: revokeScript });
@@ -142,7 +144,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       if (!redis) return 0;
       let read = fleetReads.get(partition);
       if (!read) {
-        if (Date.now() - failedAt < FLEET_READ_MS) return 0;
+        if (family && Date.now() - failedAt < FLEET_READ_MS) return 0;
         const reading = shared!
           .within(() => redis.get(recordOf(partition)))
           .then(
