@@ -108,7 +108,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // read before the invalidation, held in its memory, then had no record and no mark left for the next verdicts).
       // Sent before an invalidation that came while it was out, it is no word on the copies read after it: recorded up
       // to the invalidation only, less the margin another instance's clock adds when it reads the record.
-      else verdicts.refused(key, store.peek(key) !== undefined, late === undefined ? undefined : late - CLOCK_MARGIN_MS);
+      else
+        verdicts.refused(key, store.peek(key) !== undefined, late === undefined ? undefined : late - CLOCK_MARGIN_MS);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
     const keep = (key: string, partition: string, path: string, sentAt: number, answer: Answer, always = false) => {
