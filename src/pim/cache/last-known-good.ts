@@ -203,6 +203,9 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
       // Kept here past its stale-if-error window (for its freshness or its stale-while-revalidate), it stands in for
       // nothing: a newer copy another instance kept in Redis may.
       if ((held && held !== past && Date.now() <= held.errorUntil) || !shared || !copies) return held;
+      // A second look past the ended copy, after the fleet's records were read: not on a Redis that just left a command
+      // unanswered (a request waits on a silent Redis at most twice, the HTTP cache's lookup and the records).
+      if (past && held === past && shared.answering?.() === false) return held;
       const { redis, within } = shared;
       const stored = await within(() => redis.get(copies.key(key))).catch(fail);
       const entry = stored ? parse(stored) : undefined;

@@ -1,8 +1,10 @@
+import { ReplyError, type Redis } from 'ioredis';
 import { closeRedis, createRedis, replyWithin } from '../../redis.ts';
 import type { ByteAccount } from '../rest/byte-limits.ts';
 import { createInvalidations } from '../cache/invalidations.ts';
 import { createLastKnownGood } from '../cache/last-known-good.ts';
 import { createRevocations } from '../cache/revocations.ts';
+import type { SharedRedis } from '../cache/shared-redis.ts';
 import { CLOCK_MARGIN_MS, createStaleLayer, type CacheOutcome } from './stale.ts';
 import type { Layer } from '../rest/types.ts';
 
@@ -34,6 +36,24 @@ export interface StaleServingOptions {
 
 const DAY_MS = 86_400_000;
 
+// Redis left unanswered this long ago or less: not answering (see SharedRedis' `answering`).
+const UNANSWERED_MS = 1_000;
+
+/** The connection's bound, and whether a command failed lately for want of a reply (a reply's error is an answer). */
+function answeringWithin(redis: Redis, timeoutMs: number): SharedRedis {
+  const bound = replyWithin(timeoutMs);
+  let unansweredAt = -Infinity;
+  return {
+    redis,
+    within: (command) =>
+      bound(command).catch((error: unknown) => {
+        if (!(error instanceof (ReplyError as typeof Error))) unansweredAt = Date.now();
+        throw error;
+      }),
+    answering: () => Date.now() - unansweredAt >= UNANSWERED_MS,
+  };
+}
+
 /**
  * Wires the stale step of the client: the last-known-good store, the invalidation record, and
  * their shared Redis connection when REDIS_URL is set.
@@ -42,7 +62,7 @@ export function createStaleServing(options: StaleServingOptions) {
   const report = options.onError;
   const redis = options.redisUrl ? createRedis(options.redisUrl, report, options.redisTimeoutMs) : undefined;
   // One bound for the connection: after a few failures in a row, both stores leave Redis alone a while.
-  const shared = redis && { redis, within: replyWithin(options.redisTimeoutMs) };
+  const shared = redis && answeringWithin(redis, options.redisTimeoutMs);
   const { maxBytes, redisMaxBytes } = options;
   const store = createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError: report });
   // A 401's record lasts as long as the settings let a copy kept before it stand in (a day at least: an answer's own
