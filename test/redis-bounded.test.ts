@@ -94,3 +94,24 @@ it('forgets a hash for a version with only the fields no later than it counted o
   expect(await redis.client.exists('pim-graphql:http-cache:h')).toBe(0);
   expect(await redis.client.zrange('pim-graphql:http-cache-index', '0', '-1')).toEqual(['other older']);
 });
+
+it('forgets one field for a version: the same cachedAt goes, a later one stays, 0 is a version', async () => {
+  const family = createBoundedHashes(connection, 'http-cache');
+  await redis.client.flushall();
+  const at = (cachedAt: number) => `${JSON.stringify({ cachedAt })}\n${'x'.repeat(100)}`;
+  await family.store('v', 'same', at(2_000), HOUR_MS, bounds);
+  await family.store('v', 'later', at(3_000), HOUR_MS, bounds);
+  await family.store('v', 'unreadable', 'x'.repeat(100), HOUR_MS, bounds);
+  await family.forget('v', 'same', 2_000);
+  await family.forget('v', 'later', 2_000);
+  await family.forget('v', 'unreadable', 0);
+  // 0 is a version too: a field holding a later one stays.
+  await family.store('v', 'zero', at(1), HOUR_MS, bounds);
+  await family.forget('v', 'zero', 0);
+  expect(Object.keys(await redis.client.hgetall('pim-graphql:http-cache:v')).sort()).toEqual(['later', 'zero']);
+  expect((await redis.client.zrange('pim-graphql:http-cache-index', '0', '-1')).sort()).toEqual(['v later', 'v zero']);
+  const sizes = await redis.client.hgetall('pim-graphql:http-cache-sizes');
+  expect(Object.keys(sizes).sort()).toEqual(['v later', 'v zero']);
+  const sum = Object.values(sizes).reduce((total, size) => total + Number(size), 0);
+  expect(Number(await redis.client.get('pim-graphql:http-cache-bytes'))).toBe(sum);
+});

@@ -158,7 +158,7 @@ function findVariant(
     const meta = readMeta(stored, split);
     // Expired, or unreadable (cut short, or written in another shape): a miss, and the next answer takes its place.
     if (!meta || !(meta.deleteAt > now)) {
-      drop(field, meta?.cachedAt);
+      drop(field, meta?.cachedAt ?? versionIn(stored, split));
       continue;
     }
     if (field !== variantField(meta.varyNames, key.headers)) continue;
@@ -176,6 +176,20 @@ function findVariant(
     };
   }
   return found;
+}
+
+// The version the bound's script reads in a field it cannot use (cut short with its first line whole): that line's
+// cachedAt, else 0. Dropped with 0, a field whose first line names a cachedAt was taken for a newer one, and stayed.
+function versionIn(stored: Buffer, split: number): number {
+  try {
+    const { cachedAt } = (split > 0 ? JSON.parse(stored.subarray(0, split).toString('utf8')) : {}) as {
+      cachedAt?: unknown;
+    };
+    const version = typeof cachedAt === 'number' || typeof cachedAt === 'string' ? Number(cachedAt) : NaN;
+    return Number.isFinite(version) ? version : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function readMeta(stored: Buffer, split: number): StoredMeta | undefined {
