@@ -1,9 +1,9 @@
 // @module-tag redis-server
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
-import { SLOW_REDIS_OK, startRedis, untilConnected } from '../helpers/redis.ts';
+import { SLOW_REDIS_OK } from '../helpers/redis.ts';
 import { faults } from '../helpers/upstream.ts';
-import { answerFor } from './reads.ts';
+import { facadeOnRedis } from './reads.ts';
 
 const servers = closedAfterEach();
 const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
@@ -14,15 +14,10 @@ const scriptCalls = (stats: string) =>
 // The fleet's record of a 403, 404 or 410 is what ends the copies other instances hold; its mark of a URL's copies
 // is that copy in Redis. A normal read writes its copy and nothing more: no mark of its own beside it.
 it('a normal read of a new URL writes one script to Redis, its copy', async () => {
-  const redis = await startRedis();
-  onTestFinished(() => redis.stop());
-  const upstream = await servers.startUpstream(answerFor('v1'));
-  const facade = await servers.startFacade(upstream.url, {
-    REDIS_URL: redis.url,
+  const { redis, upstream, facade } = await facadeOnRedis(servers, {
     REDIS_TIMEOUT_MS: SLOW_REDIS_OK,
     PIM_CACHE: 'false',
   });
-  await untilConnected(redis, 2);
   // The credential's own mark, written with its first copy.
   expect((await facade.post(products('W0'), {}, A)).body.errors).toBeUndefined();
   await expect.poll(async () => (await redis.client.keys('*:keeper:*')).length).toBe(1);
@@ -36,17 +31,12 @@ it('a normal read of a new URL writes one script to Redis, its copy', async () =
 // REDIS_TIMEOUT_MS and fails; the next URLs' copies stand in without waiting again (each URL's own read waited until
 // the connection's breaker opened, after five failures in a row).
 it('with Redis silent, one wait on it, then the other URLs’ copies stand in at once', async () => {
-  const redis = await startRedis();
-  onTestFinished(() => redis.stop());
-  const upstream = await servers.startUpstream(answerFor('v1'));
-  const facade = await servers.startFacade(upstream.url, {
-    REDIS_URL: redis.url,
+  const { redis, upstream, facade } = await facadeOnRedis(servers, {
     REDIS_TIMEOUT_MS: '1000',
     PIM_RETRIES: '0',
     PIM_BREAKER_THRESHOLD: '1000',
     PIM_CACHE: 'false',
   });
-  await untilConnected(redis, 2);
   const ids = ['S1', 'S2', 'S3', 'S4', 'S5'];
   for (const id of ids) expect((await facade.post(products(id), {}, A)).body.errors).toBeUndefined();
   redis.freeze();

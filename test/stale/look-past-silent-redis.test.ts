@@ -1,9 +1,8 @@
 // @module-tag redis-server
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
-import { startRedis, untilConnected } from '../helpers/redis.ts';
 import { faults } from '../helpers/upstream.ts';
-import { answerFor } from './reads.ts';
+import { facadeOnRedis } from './reads.ts';
 
 const servers = closedAfterEach();
 const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
@@ -14,16 +13,11 @@ const revoked = faults.status(401, '{"status":401,"meta":{},"error":"API key rev
 // for the records". A copy held here that a 401 heard here ended made the failed call look in Redis past it, after the
 // records' read had already waited: a third wait.
 it('with Redis silent, a copy a 401 ended here costs no third wait on Redis', async () => {
-  const redis = await startRedis();
-  onTestFinished(() => redis.stop());
-  const upstream = await servers.startUpstream(answerFor('v1'));
-  const facade = await servers.startFacade(upstream.url, {
-    REDIS_URL: redis.url,
+  const { redis, upstream, facade } = await facadeOnRedis(servers, {
     REDIS_TIMEOUT_MS: '1000',
     PIM_RETRIES: '0',
     PIM_BREAKER_THRESHOLD: '1000',
   });
-  await untilConnected(redis, 2);
   for (const id of ['R1', 'R2']) expect((await facade.post(products(id), {}, A)).body.errors).toBeUndefined();
   upstream.respond(revoked);
   expect((await facade.post(products('R1'), {}, A)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');

@@ -1,4 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { onTestFinished } from 'vitest';
+import type { closedAfterEach } from '../helpers/facade.ts';
+import { startRedis, untilConnected } from '../helpers/redis.ts';
 
 /** The owner an upstream names in its answers for each credential (a body never carries the key itself). */
 export const owners: Record<string, string> = { 'key-of-a-123': 'A', 'key-of-b-456': 'B' };
@@ -50,3 +53,16 @@ export function operations(from: number, to: number, perOperation = 10): string[
 
 /** The id read `i` puts in its URL, to tell its answer apart. */
 export const idOf = (i: number) => `${['C', 'K', 'L'][i % 3]}${i}`;
+
+/**
+ * A Redis of the test's own (stopped when it ends), an upstream answering {@link answerFor}('v1'), and a façade of
+ * `servers` on both, with `env` over its REDIS_URL, once it has reached Redis.
+ */
+export async function facadeOnRedis(servers: ReturnType<typeof closedAfterEach>, env: Record<string, string>) {
+  const redis = await startRedis();
+  onTestFinished(() => redis.stop());
+  const upstream = await servers.startUpstream(answerFor('v1'));
+  const facade = await servers.startFacade(upstream.url, { REDIS_URL: redis.url, ...env });
+  await untilConnected(redis, 2);
+  return { redis, upstream, facade };
+}

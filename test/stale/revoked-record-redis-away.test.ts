@@ -1,9 +1,8 @@
 // @module-tag redis-server
-import { expect, it, onTestFinished } from 'vitest';
+import { expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
-import { startRedis, untilConnected } from '../helpers/redis.ts';
 import { faults } from '../helpers/upstream.ts';
-import { answerFor } from './reads.ts';
+import { facadeOnRedis } from './reads.ts';
 
 const servers = closedAfterEach();
 const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
@@ -13,16 +12,11 @@ const products = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
 // before the record existed. A dependency failing takes no answer away, and a request waits on it at most twice: the
 // HTTP cache's lookup, then the record's.
 it('with Redis frozen, copies held here still stand in, each within two waits on Redis', async () => {
-  const redis = await startRedis();
-  onTestFinished(() => redis.stop());
-  const upstream = await servers.startUpstream(answerFor('v1'));
-  const facade = await servers.startFacade(upstream.url, {
-    REDIS_URL: redis.url,
+  const { redis, upstream, facade } = await facadeOnRedis(servers, {
     REDIS_TIMEOUT_MS: '500',
     PIM_RETRIES: '0',
     PIM_BREAKER_THRESHOLD: '1000',
   });
-  await untilConnected(redis, 2);
   const keys = ['key-of-a-123', 'key-of-b-456'].map((key) => ({ 'x-api-key': key }));
   for (const key of keys) await facade.post(products('U1'), {}, key);
   redis.freeze();
