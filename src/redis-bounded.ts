@@ -100,7 +100,8 @@ end
 // (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
 // ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, the field of a hash and its
 // version (see BoundedHashes' store). A key whose index entry is due but still lives is scored afresh rather than
-// dropped: an older version of this script scored by the time stored. A field's entry is due when the field is (its hash lives as long as its longest field).
+// dropped: an older version of this script scored by the time stored. A field's entry is due when the field is (its
+// hash lives as long as its longest field).
 const storeScript = (fields: boolean) => `${forgetFn(fields)}
 local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
 -- A version (ARGV[8]): a field holding a later one (its first line JSON with a later cachedAt) is kept.

@@ -76,7 +76,8 @@ export function createRedisCacheStore({
         const newer = markOf(id);
         // Through the bound's own script: its size leaves the count with it, and a newer answer written into the field
         // since this read stays (an unreadable one counts as older than any).
-        const drop = (field: string, version = 0) => void bounded(() => hashes.forget(id, field, version)).catch(fail);
+        const drop = (field: string, version: number) =>
+          void bounded(() => hashes.forget(id, field, version)).catch(fail);
         return findVariant(key, variants, drop, newer);
       } catch (error) {
         fail(error);
@@ -147,7 +148,7 @@ async function save(
 function findVariant(
   key: CacheKey,
   variants: Record<string, Buffer>,
-  drop: (field: string, version?: number) => void,
+  drop: (field: string, version: number) => void,
   newer: number,
 ): GetResult | undefined {
   const now = Date.now();
@@ -155,10 +156,12 @@ function findVariant(
   let found: GetResult | undefined;
   for (const [field, stored] of Object.entries(variants)) {
     const split = stored.indexOf(0x0a);
-    const meta = readMeta(stored, split);
+    const head = readHead(stored, split);
+    // Its first line, whole, and all its body.
+    const meta = head?.bodyBytes === stored.length - split - 1 ? (head as StoredMeta) : undefined;
     // Expired, or unreadable (cut short, or written in another shape): a miss, and the next answer takes its place.
     if (!meta || !(meta.deleteAt > now)) {
-      drop(field, meta?.cachedAt ?? versionIn(stored, split));
+      drop(field, versionOf(head));
       continue;
     }
     if (field !== variantField(meta.varyNames, key.headers)) continue;
@@ -178,27 +181,22 @@ function findVariant(
   return found;
 }
 
-// The version the bound's script reads in a field it cannot use (cut short with its first line whole): that line's
-// cachedAt, else 0. Dropped with 0, a field whose first line names a cachedAt was taken for a newer one, and stayed.
-function versionIn(stored: Buffer, split: number): number {
+// The first line's JSON object, or undefined: a stored answer's meta once its body's length is checked.
+function readHead(stored: Buffer, split: number): Partial<StoredMeta> | undefined {
   try {
-    const { cachedAt } = (split > 0 ? JSON.parse(stored.subarray(0, split).toString('utf8')) : {}) as {
-      cachedAt?: unknown;
-    };
-    const version = typeof cachedAt === 'number' || typeof cachedAt === 'string' ? Number(cachedAt) : NaN;
-    return Number.isFinite(version) ? version : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function readMeta(stored: Buffer, split: number): StoredMeta | undefined {
-  try {
-    const meta = JSON.parse(stored.subarray(0, split).toString('utf8')) as StoredMeta | null;
-    return split > 0 && meta?.bodyBytes === stored.length - split - 1 ? meta : undefined;
+    const head = split > 0 ? (JSON.parse(stored.subarray(0, split).toString('utf8')) as unknown) : undefined;
+    return head !== null && typeof head === 'object' ? (head as Partial<StoredMeta>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+// The version the bound's script reads in a field, as its Lua `tonumber` does: the first line's cachedAt, else 0.
+// Dropped with 0, a field cut short whose first line names a cachedAt was taken for a newer one, and stayed.
+function versionOf(head: Partial<StoredMeta> | undefined): number {
+  const cachedAt: unknown = head?.cachedAt;
+  const version = typeof cachedAt === 'number' || typeof cachedAt === 'string' ? Number(cachedAt) : NaN;
+  return Number.isFinite(version) ? version : 0;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
