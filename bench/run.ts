@@ -4,13 +4,19 @@
  * processes, runs every scenario against every target interleaved over the rounds, and prints
  * medians, ratios against the floor, the bill of costs and memory; JSON goes to bench/results/.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { imageEnv } from '../deploy/image/env.ts';
 import { load, startServer, type LoadOptions, type ServerProcess } from './load.ts';
 import { measureInProcess } from './micro.ts';
 import { BASELINE, FLOOR_BASELINE, summary, VARIABLES, type Sample, type Samples } from './report.ts';
 import { bill, freshId, scenarios, withVariables, zipfId, type Target } from './scenarios.ts';
+
+// The image's heap flags and malloc (read from the Dockerfile), the first capped façade by default.
+const image = imageEnv(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'));
+const imageFlags = [image.NODE_OPTIONS, ...['LD_PRELOAD', 'MALLOC_CONF'].map((name) => `${name}=${image[name]}`)];
 
 const { values } = parseArgs({
   options: {
@@ -21,8 +27,7 @@ const { values } = parseArgs({
     // Node flags of the capped façade; several candidates separated by ';' run side by side.
     'heap-flags': {
       type: 'string',
-      default:
-        '--max-semi-space-size=32 --max-old-space-size=256 MALLOC_ARENA_MAX=2;--max-semi-space-size=16 --max-old-space-size=384 MALLOC_ARENA_MAX=2',
+      default: `${imageFlags.join(' ')};--max-semi-space-size=32 --max-old-space-size=256 MALLOC_ARENA_MAX=2`,
     },
     // Scenarios whose name contains one of these ';'-separated parts; the rest are skipped.
     only: { type: 'string', default: '' },

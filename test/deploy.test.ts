@@ -45,9 +45,9 @@ const compose = parseYaml('deploy/compose/compose.yaml')[0];
 
 // The server's settings, as docs/configuration.md lists them (a test keeps that table and the schema equal).
 const settings = new Set([...read('docs/configuration.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
-// Read by Node and glibc, not by the server: the heap flags and the malloc arenas.
-// Node's and glibc's, and those the manifest reads itself (`$(POD_NAME)` in OTEL_RESOURCE_ATTRIBUTES).
-const runtimeVariables = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX', 'POD_NAME', 'POD_NAMESPACE']);
+// Read by Node and jemalloc, not by the server (the heap flags, malloc's settings), and those the manifest reads
+// itself (`$(POD_NAME)` in OTEL_RESOURCE_ATTRIBUTES).
+const runtimeVariables = new Set(['NODE_OPTIONS', 'MALLOC_CONF', 'POD_NAME', 'POD_NAMESPACE']);
 const envOf = (vars: EnvVar[]) =>
   // A Secret's or the pod's value is only known in the cluster: a placeholder stands in for it, as for a `$(NAME)`.
   Object.fromEntries(
@@ -131,14 +131,16 @@ describe('Kubernetes manifests', () => {
     expect(internal.spec.ports.map((p: { targetPort: unknown }) => p.targetPort)).toEqual(['metrics']);
   });
 
-  it('runs as non-root on a read-only root filesystem, with the heap flags the image sets', () => {
+  it('runs as non-root on a read-only root filesystem, with the heap flags and malloc settings the image sets', () => {
     const pod = deployment.spec.template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
     expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
     expect(container.resources.limits.memory).toMatch(/^\d+Mi$/);
     const image = imageEnv(read('Dockerfile'));
     expect(envOf(container.env).NODE_OPTIONS).toBe(image.NODE_OPTIONS);
-    expect(envOf(container.env).MALLOC_ARENA_MAX).toBe(image.MALLOC_ARENA_MAX);
+    // The image preloads jemalloc; MALLOC_CONF is its settings (.ci/image checks the library is mapped).
+    expect(image.LD_PRELOAD).toBe('libjemalloc.so.2');
+    expect(envOf(container.env).MALLOC_CONF).toBe(image.MALLOC_CONF);
   });
 
   // The caches keep their entries on the heap (the HTTP cache's in Redis here): full, with the upstream
