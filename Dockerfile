@@ -1,5 +1,6 @@
 # The GraphQL façade as a container image: `docker build .` or `podman build .` (docs/deploying.md).
-# NODE_BASE: any image with Node 24 and npm on PATH; CI passes one it builds without a registry.
+# NODE_BASE: a Debian or Ubuntu image with Node 24 and npm on PATH (the last stage installs jemalloc with apt); CI
+# passes one it builds without a registry.
 ARG NODE_BASE=node:24-slim
 
 FROM ${NODE_BASE} AS deps
@@ -31,13 +32,14 @@ RUN --mount=type=secret,id=npm-ca \
 
 FROM ${NODE_BASE}
 # jemalloc, for malloc: glibc's arenas kept 60-100 MiB of freed native memory at 200 connections (V8's compiler zones,
-# socket buffers) where jemalloc gives it back; no CPU cost measured. Debian's package, preloaded by name.
+# socket buffers) where jemalloc gives it back. Debian's package, preloaded by name; one arena, however many cores.
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends libjemalloc2 >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*
 # Heap sizes and malloc measured by `npm run bench:rss` (bench/README.md "Memory and heap settings"): at 200
-# connections RSS peaks at 200-214 MiB on distinct ids and 238-242 MiB on the browsing mix, where semi-spaces of
-# 32 MiB with glibc's malloc peaked at 274-301 MiB; the smaller young generation costs 6-9 % more CPU a request.
+# connections RSS peaks at 200-210 MiB on distinct ids and 234-239 MiB on the browsing mix, where semi-spaces of
+# 32 MiB with glibc's malloc peaked at 240-255 and 274-297 MiB; at 9 % more CPU a request on distinct ids, about 20 %
+# on the browsing mix (the smaller young generation collects more often).
 # The caches, the upstream bytes held at once, the parsed documents and the log lines a stalled stdout leaves waiting
 # fill at most half the old space (32 + 32 + 16 + 16 + 16 + 8 MiB) with REDIS_URL, as the Deployment runs it; without,
 # the HTTP cache keeps a second in-process copy (32 MiB more). The memory limit is in deploy/kubernetes/deployment.yaml

@@ -35,7 +35,7 @@ export async function startServer(
 ): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
   // `NAME=value` among the flags is an environment variable of the process (MALLOC_CONF=narenas:1).
-  const env = Object.fromEntries(nodeFlags.filter((f) => !f.startsWith('-')).map((f) => f.split('=', 2)));
+  const env = Object.fromEntries(nodeFlags.filter((f) => !f.startsWith('-')).map((f) => f.split(/=(.*)/s, 2)));
   const child: ChildProcess = fork(entry, [kind, JSON.stringify(options)], {
     // BENCH_STRIP_TYPES=1 runs the server on Node's own type stripping, as `npm start` does (line numbers in profiles stay true).
     execArgv: [

@@ -2,12 +2,12 @@
  * `npm run bench:rss [-- --seconds 15 --connections 200 --json --redis --node-options='--max-semi-space-size=16 …' --env NAME=value]`:
  * the production start's peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap
  * flags than the image's (written with `=`: a value that starts with a dash is otherwise taken for an option), `--env`
- * adds to its environment (repeated: `--env MALLOC_ARENA_MAX=1 --env MALLOC_TRIM_THRESHOLD_=0`). `--redis` runs it as
+ * adds to its environment (repeated: `--env MALLOC_CONF=narenas:2 --env FOO=1`; `--env LD_PRELOAD=` runs it on glibc's malloc). `--redis` runs it as
  * the Deployment does, with REDIS_URL: a redis-server on loopback started with deploy/kubernetes/redis.yaml's
  * arguments takes the HTTP cache, which without Redis keeps its copy of each answer on the heap (PIM_CACHE_MAX_BYTES).
  * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
- * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, glibc
- * arenas, cache budgets) against the bench upstream,
+ * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, malloc
+ * (jemalloc), cache budgets) against the bench upstream,
  * drives it with distinct ids, then with the browsing mix, and prints VmHWM after each phase, and the request log
  * lines written (as many as requests, or the logger dropped some).
  */
@@ -33,7 +33,7 @@ const { values } = parseArgs({
     redis: { type: 'boolean', default: false },
     // Another NODE_OPTIONS than the image's, to try heap flags against the same load.
     'node-options': { type: 'string' },
-    // More environment of the process, `NAME=value` each (glibc's MALLOC_* tunables, say).
+    // More environment of the process, `NAME=value` each (jemalloc's MALLOC_CONF, say).
     env: { type: 'string', multiple: true, default: [] },
   },
 });

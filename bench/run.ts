@@ -16,7 +16,10 @@ import { bill, freshId, scenarios, withVariables, zipfId, type Target } from './
 
 // The image's heap flags and malloc (read from the Dockerfile), the first capped façade by default.
 const image = imageEnv(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'));
-const imageFlags = [image.NODE_OPTIONS, ...['LD_PRELOAD', 'MALLOC_CONF'].map((name) => `${name}=${image[name]}`)];
+const imageFlags = [
+  image.NODE_OPTIONS,
+  ...['LD_PRELOAD', 'MALLOC_CONF'].filter((name) => image[name] !== undefined).map((name) => `${name}=${image[name]}`),
+];
 
 const { values } = parseArgs({
   options: {

@@ -140,6 +140,7 @@ describe('Kubernetes manifests', () => {
     expect(envOf(container.env).NODE_OPTIONS).toBe(image.NODE_OPTIONS);
     // The image preloads jemalloc; MALLOC_CONF is its settings (.ci/image checks the library is mapped).
     expect(image.LD_PRELOAD).toBe('libjemalloc.so.2');
+    expect(image.MALLOC_CONF).toMatch(/narenas:\d+/);
     expect(envOf(container.env).MALLOC_CONF).toBe(image.MALLOC_CONF);
   });
 

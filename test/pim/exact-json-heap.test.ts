@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { imageEnv } from '../../deploy/image/env.ts';
 import { startProcess, type TestProcess } from '../helpers/process.ts';
 
 // exact-json.ts writes each number a double cannot hold as a marker string before the one JSON.parse. With a marker of
@@ -30,7 +32,8 @@ beforeAll(async () => {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       PIM_BASE_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      NODE_OPTIONS: '--max-semi-space-size=32 --max-old-space-size=256',
+      // The image's heap flags, from the Dockerfile.
+      NODE_OPTIONS: imageEnv(readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8')).NODE_OPTIONS!,
     },
   });
   url = await server.waitFor(/ready at (http:\/\/\S+\/graphql)/);
