@@ -94,6 +94,11 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       await page.locator('.graphiql-query-editor').click();
       await page.keyboard.insertText('{ classificationGroups(classificationId: "ECLASS-DEMO", pageSize: 2) }');
       expect(await run(page, /"per_page":\s+2/)).toEqual(['key-one']);
+      // Erased where it was typed, the key goes with no tab any more.
+      await openTab(page, 'CatalogProducts');
+      await setHeaders(page, '{"X-API-KEY": ""}');
+      await openTab(page, 'ClassificationGroups');
+      expect(await run(page, /"total_items":\s+42/)).toEqual(['']);
 
       // A reload brings back the same tabs, no duplicate, on the tab that was open.
       await openTab(page, 'ClassificationGroup');
@@ -113,17 +118,16 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       await page.locator('[data-value="settings"]').click();
       await page.locator('#enable-persist-headers').click();
       await page.keyboard.press('Escape');
-      await expect.poll(() => storage(page)).toContain('key-two');
+      // Stored with the tab it was typed in: GraphiQL stores the tabs apart from the headers editor's text, and a reload
+      // before the tabs were stored reopened that tab without it.
+      await expect
+        .poll(() => page.evaluate(() => localStorage.getItem('graphiql:tabState') ?? ''))
+        .toContain('key-two');
       await page.reload();
       await page.locator('.graphiql-query-editor').waitFor({ timeout: 30_000 });
       await openTab(page, 'ClassificationGroups');
       expect(await run(page, /"total_items":\s+42/)).toEqual(['key-two']);
       expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(tabs);
-      // Erased where it was typed, the key goes with no tab any more.
-      await openTab(page, 'ClassificationGroup');
-      await setHeaders(page, '{"X-API-KEY": ""}');
-      await openTab(page, 'ClassificationGroups');
-      expect(await run(page, /"total_items":\s+42/)).toEqual(['']);
     } finally {
       await close();
     }
@@ -247,8 +251,17 @@ async function openTab(page: Page, name: string) {
 /** Runs the active tab until its answer matches; returns the keys the upstream saw for that run. */
 async function run(page: Page, answer: RegExp): Promise<string[]> {
   const before = upstream.requests.length;
-  await execute(page, answer);
-  await expect.poll(() => upstream.requests.length, { timeout: 30_000 }).toBeGreaterThan(before);
+  // The tab shows its answer of an earlier run, which `execute` takes for this one's: a Run that sent nothing (seen
+  // right after a tab switch) is clicked again.
+  for (let attempt = 1; ; attempt++) {
+    await execute(page, answer);
+    try {
+      await expect.poll(() => upstream.requests.length, { timeout: 10_000 }).toBeGreaterThan(before);
+      break;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
   return upstream.requests.slice(before).map((r) => String(r.headers['x-api-key'] ?? ''));
 }
 
