@@ -251,33 +251,24 @@ async function openTab(page: Page, name: string) {
 /** Runs the active tab until its answer matches; returns the keys the upstream saw for that run. */
 async function run(page: Page, answer: RegExp): Promise<string[]> {
   const before = upstream.requests.length;
-  // The tab shows its answer of an earlier run, which `execute` takes for this one's: a Run that sent nothing (seen
-  // right after a tab switch) is clicked again.
-  for (let attempt = 1; ; attempt++) {
-    await execute(page, answer);
-    try {
-      await expect.poll(() => upstream.requests.length, { timeout: 10_000 }).toBeGreaterThan(before);
-      break;
-    } catch (error) {
-      if (attempt === 3) throw error;
-    }
-  }
+  await execute(page, answer, () => upstream.requests.length > before);
   return upstream.requests.slice(before).map((r) => String(r.headers['x-api-key'] ?? ''));
 }
 
 /**
- * Runs the active tab until its response matches. Right after a switch the bundle's Run reuses the
- * previous tab's operation name (an "Unknown operation" answer, nothing sent upstream); clicking the
- * editor refreshes it, but on a loaded machine not always before the click on Run, so Run is retried.
+ * Runs the active tab until its response matches (and `sent` holds). Right after a switch the bundle's Run reuses
+ * the previous tab's operation name (an "Unknown operation" answer, nothing sent upstream); clicking the editor
+ * refreshes it, but on a loaded machine not always before the click on Run, so Run is retried.
  */
-async function execute(page: Page, answer: RegExp) {
+async function execute(page: Page, answer: RegExp, sent = () => true) {
   for (let attempt = 1; ; attempt++) {
     await page.locator('.graphiql-query-editor').click();
     await page.locator('.graphiql-execute-button').click();
     try {
-      return await expect
-        .poll(() => page.locator('.graphiql-response').innerText(), { timeout: 10_000 })
-        .toMatch(answer);
+      await expect.poll(() => page.locator('.graphiql-response').innerText(), { timeout: 10_000 }).toMatch(answer);
+      // The tab shows its answer of an earlier run at once: a Run that sent nothing (seen right after a tab switch)
+      // is clicked again.
+      return await expect.poll(sent, { timeout: 10_000 }).toBe(true);
     } catch (error) {
       if (attempt === 3) throw error;
     }
