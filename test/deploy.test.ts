@@ -6,7 +6,7 @@ import { Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { marksMaxBytes } from '../src/pim/cache/revocations.ts';
+import { marksMaxBytes, unmarkedMaxBytes } from '../src/pim/cache/revocations.ts';
 import { MAX_WAITING_LOG_BYTES } from '../src/logger.ts';
 import { DOCUMENT_CACHE_BYTES } from '../src/plugins/document-cache.ts';
 import { composeSupergraph } from '../deploy/compose/compose-supergraph.ts';
@@ -201,6 +201,7 @@ describe('Redis beside the façade', () => {
       pim.cache ? pim.cache.redisMaxBytes : 0,
       pim.stale.redisMaxBytes,
       marksMaxBytes(pim.stale.redisMaxBytes),
+      unmarkedMaxBytes(pim.stale.redisMaxBytes),
       persisted.apq ? persisted.apq.maxBytes : 0,
     ];
     expect(1.25 * families.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(maxmemoryOf(args) * 0.8);

@@ -67,19 +67,25 @@ const MARK_AGAIN_MS = 600_000;
 
 // A 401 is recorded only for a partition that keeps copies somewhere in the fleet (`keeper:` says so, or the caller
 // knows): a made-up key's 401 writes nothing. A record only moves later, and lasts as long as the mark (the copies).
+// Answers 0 when it wrote nothing for want of a mark, and KEYS[3] (where such a record goes) holds none as late.
 const revokeScript = `
 local left = redis.call('PTTL', KEYS[1])
-if ARGV[3] == '1' or left > 0 then
-  local was = tonumber(redis.call('GET', KEYS[2]))
-  if not was or was < tonumber(ARGV[1]) then
-    redis.call('SET', KEYS[2], ARGV[1], 'PX', math.max(tonumber(ARGV[2]), left))
-  end
+if ARGV[3] ~= '1' and left <= 0 then
+  local unmarked = tonumber(redis.call('GET', KEYS[3]))
+  return (unmarked and unmarked >= tonumber(ARGV[1])) and 1 or 0
 end
+local was = tonumber(redis.call('GET', KEYS[2]))
+if not was or was < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', math.max(tonumber(ARGV[2]), left))
+end
+return 1
 `;
 type Scripted = Redis & { recordRevocation(...args: Array<string | number>): Promise<unknown> };
 
 /** What the marks may hold in Redis, for copies bounded at `redisMaxBytes` there. */
 export const marksMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.floor(redisMaxBytes / 4));
+/** What the records of verdicts heard with no copy in Redis may hold there, for copies bounded at `redisMaxBytes`. */
+export const unmarkedMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.floor(redisMaxBytes / 8));
 
 /**
  * The 401s heard here, in two bounded lists (partitions that kept copies here apart from all others, so that a flood of
@@ -97,6 +103,12 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   const markOf = family?.markOf ?? ((name: string) => marks!.key(name));
   const recordOf = (name: string) => `${family?.record ?? 'revoked'}:${name}`;
   const markBounds = byteBounds(marksMaxBytes(redisMaxBytes));
+  // A URL's verdict with no mark in Redis: its copy there may be gone first (pushed out by the copies' bound, or Redis
+  // restarted empty) while another instance holds one in memory. Recorded all the same, in a family bounded like the
+  // marks, at an eighth of the copies: a flood of made-up URLs' 404s pushes out only these, never a record written while
+  // the copy lived.
+  const unmarked = shared && family ? createBoundedKeys(shared.redis, `${family.record}-unmarked`) : undefined;
+  const unmarkedBounds = byteBounds(unmarkedMaxBytes(redisMaxBytes));
   const revoked = remembered<number>();
   const revokedElse = remembered<number>();
   const fleetReads = remembered<Promise<number>>(FLEET_READ_MS);
@@ -106,7 +118,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   // second, Redis answering and holding their records.
   let failedAt = -Infinity;
   const redis = shared?.redis as Scripted | undefined;
-  redis?.defineCommand('recordRevocation', { numberOfKeys: 2, lua: revokeScript });
+  redis?.defineCommand('recordRevocation', { numberOfKeys: 3, lua: revokeScript });
   const since = (partition: string) =>
     revoked.size + revokedElse.size === 0 ? 0 : Math.max(revoked.get(partition) ?? 0, revokedElse.get(partition) ?? 0);
   const send = (command: () => Promise<unknown>) => void shared!.within(command).catch(fail);
@@ -135,8 +147,22 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       if (redis) {
         // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).
         const lasts = Math.max(recordMs, (marked.get(partition)?.until ?? 0) - now);
-        const args = [markOf(partition), recordOf(partition), now, Math.round(lasts), holds ? 1 : 0] as const;
-        send(() => redis.recordRevocation(...args));
+        const record = recordOf(partition);
+        const args = [
+          markOf(partition),
+          record,
+          unmarked?.key(partition) ?? record,
+          now,
+          Math.round(lasts),
+          holds ? 1 : 0,
+        ] as const;
+        send(async () => {
+          const recorded = await redis.recordRevocation(...args);
+          // Not a verdict on a call sent before an invalidation: read with the margins of two clocks (the record's
+          // and the copy's), it would end a copy another instance read right after that invalidation.
+          if (recorded === 0 && unmarked && at === undefined)
+            await unmarked.store(partition, String(now), lasts, unmarkedBounds);
+        });
       }
     },
     since,
@@ -145,13 +171,16 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       let read = fleetReads.get(partition);
       if (!read) {
         if (family && Date.now() - failedAt < FLEET_READ_MS) return 0;
+        const names = unmarked ? [recordOf(partition), unmarked.key(partition)] : [recordOf(partition)];
         const reading = shared!
-          .within(() => redis.get(recordOf(partition)))
+          .within(() => redis.mget(...names))
           .then(
             // This instance's own record is read without the margin another's clock needs: a copy it read after the
             // verdict it heard stands in.
-            (value) =>
-              value === null ? 0 : Number(value) + (Number(value) === since(partition) ? 0 : clockMarginMs) || 0,
+            (values) => {
+              const value = Math.max(0, ...values.map((value) => Number(value) || 0));
+              return value === 0 ? 0 : value + (value === since(partition) ? 0 : clockMarginMs);
+            },
             (error: unknown) => ((failedAt = Date.now()), fail(error), 0),
           );
         read = reading;
