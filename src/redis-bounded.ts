@@ -30,9 +30,9 @@ export interface BoundedKeys {
   /**
    * Sets `family:name` to `value` for `ttlMs`; the others soonest to expire go until the bounds hold. An entry
    * that alone passes `maxBytes` is not stored (it would push every other out, then itself), and the name's older
-   * value is deleted.
+   * value is deleted. `later`: `value` is a number, and one held as large or larger is kept (the store answers -1).
    */
-  store(name: string, value: string, ttlMs: number, bounds: RedisBounds): Promise<unknown>;
+  store(name: string, value: string, ttlMs: number, bounds: RedisBounds, later?: boolean): Promise<unknown>;
   /** Deletes `family:name` and its bytes from the count. */
   forget(name: string): Promise<unknown>;
 }
@@ -98,8 +98,8 @@ end
 
 // One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
 // (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
-// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, the field of a hash and its
-// version (see BoundedHashes' store). A key whose index entry is due but still lives is scored afresh rather than
+// ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, then the field of a hash and
+// its version (see BoundedHashes' store), or for a key whether its value only moves later (see BoundedKeys' store). A key whose index entry is due but still lives is scored afresh rather than
 // dropped: an older version of this script scored by the time stored. A field's entry is due when the field is (its
 // hash lives as long as its longest field).
 const storeScript = (fields: boolean) => `${forgetFn(fields)}
@@ -108,6 +108,11 @@ local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
 if fields and ARGV[8] then
   local held = versionOf(redis.call('HGET', KEYS[1], ARGV[7]))
   if held and held > tonumber(ARGV[8]) then return -1 end
+end
+-- A key's value that only moves later (ARGV[7] set): one held as large is kept.
+if not fields and ARGV[7] then
+  local held = tonumber(redis.call('GET', KEYS[1]))
+  if held and held >= tonumber(ARGV[2]) then return -1 end
 end
 local ttl = tonumber(ARGV[3])
 local size = #ARGV[2] + tonumber(ARGV[6])
@@ -182,7 +187,8 @@ function scriptsOf(connection: Redis, family: string, fields: boolean) {
   const keys = (name: string) => [key(name), `${family}-index`, `${family}-sizes`, `${family}-bytes`];
   return {
     key,
-    store: (name: string, field: string[], value: string | Buffer, ttlMs: number, bounds: RedisBounds) =>
+    // `rest`: a hash's field and its version, or a key's flag that its value only moves later.
+    store: (name: string, rest: string[], value: string | Buffer, ttlMs: number, bounds: RedisBounds) =>
       redis[`store${kind}Bounded`]!(
         ...keys(name),
         name,
@@ -190,9 +196,9 @@ function scriptsOf(connection: Redis, family: string, fields: boolean) {
         Math.max(1, Math.round(ttlMs)),
         bounds.maxEntries,
         bounds.maxBytes,
-        // The entry's name and field, not its version.
-        bounds.overhead?.([name, ...field.slice(0, 1)].join(' ')) ?? 0,
-        ...field,
+        // The entry's name and a hash's field.
+        bounds.overhead?.([name, ...(fields ? rest.slice(0, 1) : [])].join(' ')) ?? 0,
+        ...rest,
       ),
     forget: (name: string, field: string[], version?: number) =>
       redis[`forget${kind}Bounded`]!(...keys(name), name, version === undefined ? '' : String(version), ...field),
@@ -208,7 +214,7 @@ export function createBoundedKeys(connection: Redis, family: string): BoundedKey
   return {
     key,
     forget: (name) => forget(name, []),
-    store: (name, value, ttlMs, bounds) => store(name, [], value, ttlMs, bounds),
+    store: (name, value, ttlMs, bounds, later) => store(name, later ? ['later'] : [], value, ttlMs, bounds),
   };
 }
 

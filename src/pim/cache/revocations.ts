@@ -67,13 +67,10 @@ const MARK_AGAIN_MS = 600_000;
 
 // A 401 is recorded only for a partition that keeps copies somewhere in the fleet (`keeper:` says so, or the caller
 // knows): a made-up key's 401 writes nothing. A record only moves later, and lasts as long as the mark (the copies).
-// Answers 0 when it wrote nothing for want of a mark, and KEYS[3] (where such a record goes) holds none as late.
+// Answers 0 when it wrote nothing for want of a mark.
 const revokeScript = `
 local left = redis.call('PTTL', KEYS[1])
-if ARGV[3] ~= '1' and left <= 0 then
-  local unmarked = tonumber(redis.call('GET', KEYS[3]))
-  return (unmarked and unmarked >= tonumber(ARGV[1])) and 1 or 0
-end
+if ARGV[3] ~= '1' and left <= 0 then return 0 end
 local was = tonumber(redis.call('GET', KEYS[2]))
 if not was or was < tonumber(ARGV[1]) then
   redis.call('SET', KEYS[2], ARGV[1], 'PX', math.max(tonumber(ARGV[2]), left))
@@ -118,10 +115,9 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   // second, Redis answering and holding their records.
   let failedAt = -Infinity;
   const redis = shared?.redis as Scripted | undefined;
-  redis?.defineCommand('recordRevocation', { numberOfKeys: 3, lua: revokeScript });
+  redis?.defineCommand('recordRevocation', { numberOfKeys: 2, lua: revokeScript });
   const since = (partition: string) =>
     revoked.size + revokedElse.size === 0 ? 0 : Math.max(revoked.get(partition) ?? 0, revokedElse.get(partition) ?? 0);
-  const send = (command: () => Promise<unknown>) => void shared!.within(command).catch(fail);
   return {
     kept(partition, lastUse) {
       const now = Date.now();
@@ -147,22 +143,18 @@ export function createRevocations(options: RevocationsOptions): Revocations {
       if (redis) {
         // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).
         const lasts = Math.max(recordMs, (marked.get(partition)?.until ?? 0) - now);
-        const record = recordOf(partition);
-        const args = [
-          markOf(partition),
-          record,
-          unmarked?.key(partition) ?? record,
-          now,
-          Math.round(lasts),
-          holds ? 1 : 0,
-        ] as const;
-        send(async () => {
-          const recorded = await redis.recordRevocation(...args);
-          // Not a verdict on a call sent before an invalidation: read with the margins of two clocks (the record's
-          // and the copy's), it would end a copy another instance read right after that invalidation.
-          if (recorded === 0 && unmarked && at === undefined)
-            await unmarked.store(partition, String(now), lasts, unmarkedBounds);
-        });
+        const args = [markOf(partition), recordOf(partition), now, Math.round(lasts), holds ? 1 : 0] as const;
+        // Two bounded steps: a reply that comes after its bound sends nothing more.
+        void shared!
+          .within(() => redis.recordRevocation(...args))
+          .then((recorded) =>
+            // Not a verdict on a call sent before an invalidation: read with the margins of two clocks (the record's
+            // and the copy's), it would end a copy another instance read right after that invalidation.
+            recorded === 0 && unmarked && at === undefined
+              ? shared!.within(() => unmarked.store(partition, String(now), lasts, unmarkedBounds, true))
+              : undefined,
+          )
+          .catch(fail);
       }
     },
     since,
