@@ -140,7 +140,8 @@ const awayOrSilent = handleWhen((error) => !(error instanceof (ReplyError as typ
 export function replyWithin(ms: number): <T>(command: () => Promise<T>) => Promise<T> {
   const policy = wrap(
     circuitBreaker(awayOrSilent, { halfOpenAfter: PAUSE_MS, breaker: new ConsecutiveBreaker(PAUSE_AFTER_FAILURES) }),
-    timeout(ms, TimeoutStrategy.Aggressive),
+    // Nothing reads the signal (ioredis takes none): aborting it after each reply built a DOMException a command.
+    timeout(ms, { strategy: TimeoutStrategy.Aggressive, abortOnReturn: false }),
   );
   return (command) => policy.execute(() => command());
 }
