@@ -6,7 +6,7 @@ import { createInvalidationHandler } from './http/invalidate.ts';
 import { createObservability } from './observability/setup.ts';
 import { ALL } from './pim/cache/invalidations.ts';
 import { createPimClient } from './pim/client.ts';
-import { createUpstreamCredentials, SERVER_KEY_HEADER } from './pim/credential.ts';
+import { createUpstreamCredentials } from './pim/credential.ts';
 import { createReadiness } from './pim/readiness.ts';
 import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
@@ -37,17 +37,12 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const { redisFailed, onOutcome, onRetry, onFault, onDedup } = observability;
   const apqFailed = redisFailed('apq');
   const credentials = createUpstreamCredentials(keys);
-  const serverKey = keys.apiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: keys.apiKey };
-  const credentialNames = credentials.names;
-  // Keys the PIM accepts or refuses: the door counts a key as a credential of its own only while it is real.
-  const onAccepted = (headers: Record<string, string>) => credentials.accepted(credentials.partition(headers));
-  const onRefused = (headers: Record<string, string>) => credentials.refused(credentials.partition(headers));
-  const faultHooks = { onFault, onAccepted, onRefused };
-  const faults = createUpstreamFaults({ serverKey, credentialNames, logger, intervalMs: 10_000, ...faultHooks });
+  // Told which keys the PIM accepts or refuses: the door counts a key as one of its own only while it is real.
+  const faults = createUpstreamFaults({ credentials, logger, intervalMs: 10_000, onFault });
   const client = createPimClient({
     ...pim,
     baseUrl: config.pimBaseUrl,
-    credentialHeaders: credentialNames,
+    credentialHeaders: credentials.names,
     cache: pim.cache && { ...pim.cache, onError: redisFailed('cache') },
     // Any invalidation, here or on another instance, ends every cached result; they refill from fresh answers.
     stale: { ...pim.stale, onError: redisFailed('stale'), onInvalidation: () => responses?.invalidate(ALL), onOutcome },
@@ -57,19 +52,17 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     probe: { ...pim.probe, headers: credentials.headers() },
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
-  const { partition } = client;
-  const { bytes } = requestContext;
-  const cache = config.responseCache;
+  const [cache, { partition }, { bytes }] = [config.responseCache, client, requestContext];
   const responses = cache ? createResponseCache({ ...cache, credentials, partition, bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;
   const handle = token && observability.served(createInvalidationHandler({ token, invalidate: client.invalidate }));
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
+  // What the server serves (each member as `ServedApp` in http/server.ts says), and what main.ts reads besides.
   return {
     yoga: createYogaServer(config, { ...plugins, requestContext }, logger),
-    /** What `yoga` serves: any other path gets 404 from the server. */
     paths: yogaPaths(config),
-    /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
+    // The upstream connection pool, the cache and APQ Redis clients, the trace exporter.
     close: async () => {
       faults.close();
       const closed = await Promise.allSettled([client.close(), observability.close(), persisted.close()]);
@@ -77,23 +70,17 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
         logger?.warn({ err: String(reason) }, 'A dependency did not close cleanly');
       }
     },
-    /** The headers that name a caller upstream: the server refuses a request that sends one with two values. */
-    credentialHeaders: credentialNames,
-    /** The share the server counts a request in: its credential's once the PIM accepted it (credential.ts). */
+    credentialHeaders: credentials.names,
     credentialOf: (headers: Pick<Headers, 'get'>) => credentials.doorShare(headers),
-    /** The CORS headers of a refusal the server sends before Yoga (whose own CORS never sees it). */
     corsHeaders: corsHeadersOf(config.corsOrigins),
-    /** Logs and counts a request the server refused before Yoga; returns the id its answer echoes. */
     refused: observability.refused,
-    /** True when the upstream answered recently and its breaker is closed (may probe it once). */
+    // The upstream answered recently and its breaker is closed (it may probe it once).
     ready: createReadiness({ ...config.readiness, callTimeoutMs: config.pim.requestTimeoutMs, client }),
-    /** Fails the upstream calls still queued, as the shutdown's grace ends (the server calls it). */
     stopWaiting: client.closeQueue,
     /** Breaker state, read-only. */
     upstream: client.status,
     /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
     metrics: observability.scrape,
-    /** POST /cache/invalidate, when CACHE_ADMIN_TOKEN is set: on the metrics port if there is one. */
     invalidation: handle ? { handle, port } : undefined,
     /** The cache of serialized results (RESPONSE_CACHE_MAX_BYTES): its invalidation hook; undefined when off. */
     responses,

@@ -15,6 +15,8 @@ export interface UpstreamCredentialsOptions {
 export interface UpstreamCredentials {
   /** Lower-case header names whose values identify the caller upstream. */
   names: readonly string[];
+  /** The header and value of the server's own key (PIM_API_KEY); undefined when none is set. */
+  serverKey: { header: string; value: string } | undefined;
   /** The credential headers of one call: the forwarded ones of `incoming`, else the server's key. */
   headers(incoming?: Pick<Headers, 'get'>): Record<string, string>;
   /**
@@ -68,6 +70,7 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     share === serverShare || accepted.get(share) !== undefined ? share : UNPROVEN_KEYS;
   return {
     names,
+    serverKey: apiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: apiKey },
     partition,
     headers,
     accepted(share) {

@@ -1,3 +1,4 @@
+import type { UpstreamCredentials } from '../credential.ts';
 import { isUnreadableAnswer, isUpstreamAnswer, pimError, PimError } from '../rest/errors.ts';
 import type { Layer } from '../rest/types.ts';
 import { createFaultLog, type StateLogger } from './upstream-log.ts';
@@ -6,19 +7,16 @@ import { createFaultLog, type StateLogger } from './upstream-log.ts';
 export type UpstreamFault = 'server_key_refused' | 'not_json';
 
 export interface UpstreamFaultsOptions {
-  /** The header and value of the server's own key (PIM_API_KEY); undefined when none is set. */
-  serverKey: { header: string; value: string } | undefined;
-  /** Lower-case names of every credential header a call may carry. */
-  credentialNames: readonly string[];
+  /**
+   * The calls' credentials: their header names, the server's own key (PIM_API_KEY), and what is told of the calls'
+   * keys, each answered other than 401, 403 or 429 (`accepted`: the key is real) or refused with 401.
+   */
+  credentials: Pick<UpstreamCredentials, 'names' | 'serverKey' | 'partition' | 'accepted' | 'refused'>;
   logger: StateLogger | undefined;
   /** At most one line per this many ms for each fault. */
   intervalMs: number;
   /** Told about each call that revealed a fault. */
   onFault: (fault: UpstreamFault) => void;
-  /** Told of the credential headers of each call the PIM answered other than 401, 403 or 429 (the key is real). */
-  onAccepted?: ((headers: Record<string, string>) => void) | undefined;
-  /** Told of the credential headers of each call the PIM refused with 401. */
-  onRefused?: ((headers: Record<string, string>) => void) | undefined;
 }
 
 /**
@@ -42,16 +40,11 @@ export const isRedirect = (status: number | undefined): boolean =>
  * 401 to a call carrying only the server key becomes SERVER_CREDENTIALS_REJECTED (the caller sent
  * nothing to be refused), and a 2xx that is not JSON is noted. Both are counted and logged.
  */
-export function createUpstreamFaults({
-  serverKey,
-  credentialNames,
-  logger,
-  intervalMs,
-  onFault,
-  onAccepted,
-  onRefused,
-}: UpstreamFaultsOptions) {
+export function createUpstreamFaults({ credentials, logger, intervalMs, onFault }: UpstreamFaultsOptions) {
   const log = createFaultLog(logger, intervalMs);
+  const { names: credentialNames, serverKey } = credentials;
+  const onAccepted = (headers: Record<string, string>) => credentials.accepted(credentials.partition(headers));
+  const onRefused = (headers: Record<string, string>) => credentials.refused(credentials.partition(headers));
   // The server key alone: no credential of the caller's went with it.
   const onServerKey = (headers: Record<string, string>) =>
     serverKey !== undefined &&
@@ -67,7 +60,7 @@ export function createUpstreamFaults({
         log.json();
         if (serverKeyOnly) log.keyAccepted();
       }
-      onAccepted?.(call.headers);
+      onAccepted(call.headers);
       return answer;
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error)) throw error;
@@ -76,8 +69,8 @@ export function createUpstreamFaults({
       // proxy's login page, nginx's 400 for a header past its buffers) comes whatever the key: no word on it.
       const unreadable = isUnreadableAnswer(error);
       const anyKey = unreadable || isRedirect(error.status) || error.page === true;
-      if (error.status === 401) onRefused?.(call.headers);
-      else if (error.status !== 403 && error.status !== 429 && !anyKey) onAccepted?.(call.headers);
+      if (error.status === 401) onRefused(call.headers);
+      else if (error.status !== 403 && error.status !== 429 && !anyKey) onAccepted(call.headers);
       if (unreadable) {
         onFault('not_json');
         log.notJson(error.status, error.encoding);
