@@ -58,11 +58,11 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const token = config.cacheAdminToken;
   const handle = token && observability.served(createInvalidationHandler({ token, invalidate: client.invalidate }));
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
-  // What the server serves (each member as `ServedApp` in http/server.ts says), and what main.ts reads besides.
+  // What the server serves (as `ServedApp` in http/server.ts says), and what main.ts and tests read besides.
   return {
     yoga: createYogaServer(config, { ...plugins, requestContext }, logger),
     paths: yogaPaths(config),
-    // The upstream connection pool, the cache and APQ Redis clients, the trace exporter.
+    /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
     close: async () => {
       faults.close();
       const closed = await Promise.allSettled([client.close(), observability.close(), persisted.close()]);
@@ -74,7 +74,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     credentialOf: (headers: Pick<Headers, 'get'>) => credentials.doorShare(headers),
     corsHeaders: corsHeadersOf(config.corsOrigins),
     refused: observability.refused,
-    // The upstream answered recently and its breaker is closed (it may probe it once).
+    /** True when the upstream answered recently and its breaker is closed (may probe it once). */
     ready: createReadiness({ ...config.readiness, callTimeoutMs: config.pim.requestTimeoutMs, client }),
     stopWaiting: client.closeQueue,
     /** Breaker state, read-only. */

@@ -58,7 +58,10 @@ export interface ServedApp {
   paths?: YogaPaths;
   /** The headers that name a request's credential (lower case): a request carries each with one value. */
   credentialHeaders?: readonly string[];
-  /** The credential a request is served on (a one-way key): its requests in flight count together. */
+  /**
+   * The credential a request is served on (a one-way key): its requests in flight count together. A key the PIM has
+   * not been seen to accept counts in one share with every other such key.
+   */
   credentialOf?(headers: Pick<Headers, 'get'>): string;
   /** Told of each request the server refuses itself (logged and counted there): returns the id to echo. */
   refused?(request: { method: string; path: string; id: string | null }, status: number): string;
