@@ -1,4 +1,3 @@
-import type { UpstreamCredentials } from '../credential.ts';
 import { isUnreadableAnswer, isUpstreamAnswer, pimError, PimError } from '../rest/errors.ts';
 import type { Layer } from '../rest/types.ts';
 import { createFaultLog, type StateLogger } from './upstream-log.ts';
@@ -6,12 +5,22 @@ import { createFaultLog, type StateLogger } from './upstream-log.ts';
 /** Faults of configuration or outage that an answer reveals, as metrics label them. */
 export type UpstreamFault = 'server_key_refused' | 'not_json';
 
+/** What the step reads of the calls' credentials (pim/credential.ts builds them, above the steps). */
+export interface FaultCredentials {
+  /** Lower-case names of every credential header a call may carry. */
+  names: readonly string[];
+  /** The header and value of the server's own key (PIM_API_KEY); undefined when none is set. */
+  serverKey: { header: string; value: string } | undefined;
+  /** The credential partition of a call's headers. */
+  partition(headers: Readonly<Record<string, string>>): string;
+  /** Told of each call the PIM answered other than 401, 403 or 429: its key is real. */
+  accepted(partition: string): void;
+  /** Told of each call the PIM refused with 401. */
+  refused(partition: string): void;
+}
+
 export interface UpstreamFaultsOptions {
-  /**
-   * The calls' credentials: their header names, the server's own key (PIM_API_KEY), and what is told of the calls'
-   * keys, each answered other than 401, 403 or 429 (`accepted`: the key is real) or refused with 401.
-   */
-  credentials: Pick<UpstreamCredentials, 'names' | 'serverKey' | 'partition' | 'accepted' | 'refused'>;
+  credentials: FaultCredentials;
   logger: StateLogger | undefined;
   /** At most one line per this many ms for each fault. */
   intervalMs: number;
