@@ -2,9 +2,10 @@
  * `npm run bench:rss [-- --seconds 15 --connections 200 --json --redis --node-options='--max-semi-space-size=16 …' --env NAME=value]`:
  * the production start's peak RSS (MiB) and CPU per request under load; `--node-options` tries other heap
  * flags than the image's (written with `=`: a value that starts with a dash is otherwise taken for an option), `--env`
- * adds to its environment (repeated: `--env MALLOC_CONF=narenas:2 --env FOO=1`; `--env LD_PRELOAD=` runs it on glibc's malloc). `--redis` runs it as
- * the Deployment does, with REDIS_URL: a redis-server on loopback started with deploy/kubernetes/redis.yaml's
- * arguments takes the HTTP cache, which without Redis keeps its copy of each answer on the heap (PIM_CACHE_MAX_BYTES).
+ * adds to its environment (repeated: `--env MALLOC_CONF=narenas:2 --env FOO=1`; `--env LD_PRELOAD=` runs it on
+ * glibc's malloc). `--redis` runs it as the Deployment does, with REDIS_URL: a redis-server on loopback started
+ * with deploy/kubernetes/redis.yaml's arguments takes the HTTP cache, which without Redis keeps its copy of each
+ * answer on the heap (PIM_CACHE_MAX_BYTES).
  * Builds the server (`npm run build`) and runs the image's command with its own environment (both read from
  * the Dockerfile's CMD and ENV, so the figure follows the image: the compiled JavaScript, heap flags, malloc
  * (jemalloc), cache budgets) against the bench upstream,

@@ -52,7 +52,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     probe: { ...pim.probe, headers: credentials.headers() },
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
-  const [cache, { partition }, { bytes }] = [config.responseCache, client, requestContext];
+  const { partition } = client;
+  const { bytes } = requestContext;
+  const cache = config.responseCache;
   const responses = cache ? createResponseCache({ ...cache, credentials, partition, bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;

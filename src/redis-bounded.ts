@@ -99,8 +99,9 @@ end
 // One atomic round trip: drops what has expired, stores the value, then deletes the entries soonest to expire
 // (never anything else) until both bounds hold. KEYS: the entry's key, the index, the sizes, the sum;
 // ARGV: name, value, TTL in ms, most entries, most bytes, the entry's overhead in bytes, then the field of a hash and
-// its version (see BoundedHashes' store), or for a key whether its value only moves later (see BoundedKeys' store). A key whose index entry is due but still lives is scored afresh rather than
-// dropped: an older version of this script scored by the time stored. A field's entry is due when the field is (its
+// its version (see BoundedHashes' store), or for a key whether its value only moves later (see BoundedKeys' store).
+// A key whose index entry is due but still lives is scored afresh rather than dropped: an older version of this
+// script scored by the time stored. A field's entry is due when the field is (its
 // hash lives as long as its longest field).
 const storeScript = (fields: boolean) => `${forgetFn(fields)}
 local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]

@@ -102,8 +102,8 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   const markBounds = byteBounds(marksMaxBytes(redisMaxBytes));
   // A URL's verdict with no mark in Redis: its copy there may be gone first (pushed out by the copies' bound, or Redis
   // restarted empty) while another instance holds one in memory. Recorded all the same, in a family bounded like the
-  // marks, at an eighth of the copies: a flood of made-up URLs' 404s pushes out only these, never a record written while
-  // the copy lived.
+  // marks, at an eighth of the copies: a flood of made-up URLs' 404s pushes out only these, never a record written
+  // while the copy lived.
   const unmarked = shared && family ? createBoundedKeys(shared.redis, `${family.record}-unmarked`) : undefined;
   const unmarkedBounds = byteBounds(unmarkedMaxBytes(redisMaxBytes));
   const revoked = remembered<number>();
