@@ -48,12 +48,14 @@ it.each([
   expect(fresh.data.b.data[0].version, JSON.stringify(fresh)).toBe('v2');
   const old = await first;
   expect(old.data.a?.data[0].version ?? old.errors?.length, JSON.stringify(old)).toBeOneOf(['v1', 1]);
-  // The PIM fails: the last good answer is v2.
+  // The PIM fails: the last good answer is v2. With the HTTP cache, v2 may also still be there, fresh (max-age=60):
+  // whether the late v1's write or its delete lands first decides, and either way v2 is what is served, not stale then.
   mode = 'down';
   const during = await ask('c');
   expect(
-    during.extensions?.stale,
+    during.errors,
     `the read sent before the purge ended the newer copy: ${JSON.stringify(during)}`,
-  ).toHaveLength(1);
+  ).toBeUndefined();
   expect(during.data.c.data[0].version, 'the read sent before the purge replaced the newer copy').toBe('v2');
+  if ('PIM_CACHE' in env) expect(during.extensions?.stale, JSON.stringify(during)).toHaveLength(1);
 });
