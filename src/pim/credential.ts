@@ -21,8 +21,8 @@ export interface UpstreamCredentials {
   headers(incoming?: Pick<Headers, 'get'>): Record<string, string>;
   /**
    * The fair-queue partition of a call with these `headers`: a one-way key of the credential the PIM
-   * authenticates. With a server key that is the `X-API-KEY` sent (the caller's own, else the server's),
-   * whatever else was forwarded; without one, everything forwarded.
+   * authenticates. That is the `X-API-KEY` sent (the caller's own, else the server's), whatever else was
+   * forwarded; a call without one, everything forwarded.
    */
   partition(headers: Readonly<Record<string, string>>): string;
   /** The PIM answered a call of this partition other than 401, 403 or 429: its key is real. */
@@ -48,8 +48,14 @@ export const UNPROVEN_KEYS = 'unproven keys';
 /** The one place that decides which credential headers go upstream; readiness and requests share it. */
 export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCredentialsOptions): UpstreamCredentials {
   const names = apiKey === undefined ? forwardHeaders : [...new Set([...forwardHeaders, SERVER_KEY_HEADER])];
-  // Other forwarded headers ride along on the server's key: made-up values must not buy more queue shares.
-  const partition = createCredentialKey(apiKey === undefined ? names : [SERVER_KEY_HEADER]);
+  // The PIM authenticates the X-API-KEY (the caller's, else the server's): other forwarded headers ride along on it,
+  // or one real key with a made-up Authorization per request would be as many shares. A call without one (an
+  // Authorization-only deployment) is its forwarded headers together.
+  const byKey = createCredentialKey([SERVER_KEY_HEADER]);
+  const byAll = createCredentialKey(names);
+  const partition = names.includes(SERVER_KEY_HEADER)
+    ? (sent: Readonly<Record<string, string>>) => (sent[SERVER_KEY_HEADER] === undefined ? byAll : byKey)(sent)
+    : byAll;
   const headers = (incoming?: Pick<Headers, 'get'>) => {
     const sent: Record<string, string> = apiKey === undefined ? {} : { [SERVER_KEY_HEADER]: apiKey };
     for (const name of forwardHeaders) {
@@ -62,8 +68,8 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   // The server's own key is the operator's: taken as real from the start, so keyless callers always have their share.
   const serverShare = apiKey === undefined ? undefined : partition({ [SERVER_KEY_HEADER]: apiKey });
   // Only partitions the PIM accepted get in; a fresh start re-learns them on first answers. In order of the PIM's
-  // last answer: past the bound the key answered longest ago goes, never every key at once (without PIM_API_KEY a
-  // partition is every forwarded header, so one real key with a new Authorization per request makes a new one each).
+  // last answer: past the bound the key answered longest ago goes, never every key at once (a PIM that checks no
+  // X-API-KEY answers a new Authorization per request, each a partition of its own).
   const accepted = new LRUCache<string, true>({ max: MAX_DIGESTS });
   // Read as a use: a key served from the caches, whose calls the PIM no longer answers, is in use all the same.
   const shareOf = (share: string) =>

@@ -7,12 +7,12 @@ import { cacheableEcho, faults } from '../helpers/upstream.ts';
 // its calls ... and until the PIM refuses one (401 ...); every other key shares one share, so made-up keys with
 // bodies that never end cannot hold every slot".
 //
-// The partitions the PIM accepted were a Set emptied whole at 1,024. Without PIM_API_KEY a partition is every
-// forwarded credential header together (X-API-KEY and Authorization, the default PIM_FORWARD_HEADERS): one caller with
-// one real key and a new Authorization per request (the PIM authenticates the key) makes a new accepted partition per
-// request, so after 1,024 of them every key the PIM had accepted was forgotten at once, and real keys fell into the
-// "unproven keys" share that made-up keys with bodies that never end hold: 503. Kept in order of use since, a key in
-// use stays; a key whose calls the caches answer (never reaching the PIM again) is in use all the same.
+// The partitions the PIM accepted were a Set emptied whole at 1,024. A call without an X-API-KEY is partitioned by
+// its forwarded credential headers together (the default PIM_FORWARD_HEADERS adds Authorization): a caller with a new
+// Authorization per request, on a PIM that answers it, makes a new accepted partition per request, so after 1,024 of
+// them every key the PIM had accepted was forgotten at once, and real keys fell into the "unproven keys" share that
+// made-up keys with bodies that never end hold: 503. Kept in order of use since, a key in use stays; a key whose
+// calls the caches answer (never reaching the PIM again) is in use all the same.
 
 const { start } = closedAfterEach();
 
@@ -31,8 +31,8 @@ it.each([
     const { facade, upstream } = await start(handler, { HTTP_MAX_IN_FLIGHT: '8', ...env });
     const real = { 'x-api-key': 'real-key-0001' };
     expect(await ask(facade.url, real)).toBe(200);
-    // One real key of its own, a made-up Authorization per request: the PIM answers each (it authenticates the key).
-    const churner = (n: number) => ({ 'x-api-key': 'other-real-key-0002', authorization: `Bearer made-up-${n}` });
+    // No X-API-KEY, a made-up Authorization per request: this PIM answers each.
+    const churner = (n: number) => ({ authorization: `Bearer made-up-${n}` });
     const statuses: number[] = [];
     for (let n = 0; n < 1_030; n += 5) {
       statuses.push(...(await Promise.all([0, 1, 2, 3, 4].map((i) => ask(facade.url, churner(n + i))))));

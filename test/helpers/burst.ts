@@ -60,12 +60,13 @@ export function countInFlight(group: (req: IncomingMessage) => string | undefine
   };
 }
 
-/** A POST whose head is complete but whose body never ends: the server counts it in flight from its head. */
-export function heldPost(port: number, key: string): Promise<Socket> {
+/** A POST whose head is complete but whose body never ends (`more`: other headers): in flight from its head. */
+export function heldPost(port: number, key: string, more: Record<string, string> = {}): Promise<Socket> {
+  const lines = Object.entries(more).map(([name, value]) => `${name}: ${value}\r\n`);
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(
-        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-API-KEY: ${key}\r\n\r\n{"query":`,
+        `POST /graphql HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-API-KEY: ${key}\r\n${lines.join('')}\r\n{"query":`,
       );
       resolve(socket);
     });
