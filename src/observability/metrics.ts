@@ -139,7 +139,7 @@ export function createMetrics({ upstreamStatus, staleBytes, queuedCalls, respons
     ),
     spansUnexported: counter(
       'otel_spans_unexported_total',
-      'Spans the OTLP exporter could not send (the collector down, unreachable or refusing them): missing from the traces.',
+      'Spans the OTLP exporter could not send (the collector down, unreachable or refusing them), or dropped while it was slow (the queue full): missing from the traces.',
       [],
     ),
     // Counted by the logger for the whole process.

@@ -1,6 +1,6 @@
-import { context, propagation } from '@opentelemetry/api';
+import { context, propagation, TraceFlags } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ExportResultCode, getNumberFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import {
   defaultResource,
@@ -15,6 +15,7 @@ import {
   BatchSpanProcessor,
   SimpleSpanProcessor,
   type SpanExporter,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
@@ -29,7 +30,10 @@ export interface TracingOptions {
   serviceName: string | undefined;
   /** OTEL_RESOURCE_ATTRIBUTES (`k8s.pod.name`, `deployment.environment`, …), on every span with the detected ones. */
   attributes?: Readonly<Record<string, string>> | undefined;
-  /** Told of each batch the exporter could not send (the SDK tells only OTel's diagnostic logger, which is unset). */
+  /**
+   * Told of each batch the exporter could not send, and of each span dropped for want of room while it is slow (the
+   * SDK tells only OTel's diagnostic logger, which is unset).
+   */
   onExportFailure?: ((spans: number, error: Error | undefined) => void) | undefined;
 }
 
@@ -47,8 +51,11 @@ export function createTracerProvider({ url, exporter, serviceName, attributes, o
     globalsSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   }
-  const sink = reporting(exporter ?? new OTLPTraceExporter({ url }), onExportFailure);
-  const processor = exporter ? new SimpleSpanProcessor(sink) : new BatchSpanProcessor(sink);
+  const queue = boundedQueue(getNumberFromEnv('OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048, onExportFailure);
+  const sink = reporting(exporter ?? new OTLPTraceExporter({ url }), onExportFailure, queue.handed);
+  const processor = exporter
+    ? new SimpleSpanProcessor(sink)
+    : queue.around(new BatchSpanProcessor(sink, { maxQueueSize: queue.max }));
   // The SDK's own, then the host, process and a per-process instance id (replicas told apart), then the operator's.
   const detected = detectResources({ detectors: [hostDetector, processDetector, serviceInstanceIdDetector] });
   const name = serviceName ?? attributes?.[ATTR_SERVICE_NAME] ?? DEFAULT_SERVICE_NAME;
@@ -60,16 +67,47 @@ export function createTracerProvider({ url, exporter, serviceName, attributes, o
   });
 }
 
-/** `exporter`, telling `onFailure` of each batch it could not send. */
-function reporting(exporter: SpanExporter, onFailure: TracingOptions['onExportFailure']): SpanExporter {
-  if (!onFailure) return exporter;
+/** `exporter`, telling `handed` of each batch it is given and `onFailure` of each it could not send. */
+function reporting(
+  exporter: SpanExporter,
+  onFailure: TracingOptions['onExportFailure'],
+  handed: (spans: number) => void,
+): SpanExporter {
   return {
-    export: (spans, done) =>
+    export(spans, done) {
+      handed(spans.length);
       exporter.export(spans, (result) => {
-        if (result.code !== ExportResultCode.SUCCESS) onFailure(spans.length, result.error);
+        if (result.code !== ExportResultCode.SUCCESS) onFailure?.(spans.length, result.error);
         done(result);
-      }),
+      });
+    },
     shutdown: () => exporter.shutdown(),
     forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
+
+/**
+ * The batch processor's bound (`max` spans not yet handed to the exporter), kept here: while the collector is slow the
+ * SDK drops every span past it and tells only its diagnostic logger. A span past it is dropped here first, and told.
+ */
+function boundedQueue(max: number, onDropped: TracingOptions['onExportFailure']) {
+  let queued = 0;
+  const full = new Error(`The span queue is full (${max} spans not yet sent)`);
+  return {
+    max,
+    handed: (spans: number) => void (queued = Math.max(0, queued - spans)),
+    around: (processor: SpanProcessor): SpanProcessor => ({
+      onStart: (span, parent) => processor.onStart(span, parent),
+      onEnd(span) {
+        // An unsampled span is not queued (the processor skips it).
+        if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) {
+          if (queued >= max) return onDropped?.(1, full);
+          queued++;
+        }
+        processor.onEnd(span);
+      },
+      forceFlush: () => processor.forceFlush(),
+      shutdown: () => processor.shutdown(),
+    }),
   };
 }
