@@ -72,22 +72,23 @@ export function createStaleLayer(options: StaleOptions): Layer {
   const { store, revocations, verdicts, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    // A 401 is the PIM's word on the key, whatever the URL: no copy of a call the key sent before it (here, or in Redis:
-    // another instance's call, answered after it) is served to it again. Copies kept before calls carried their time
-    // are judged by when they were produced. `since`: the latest 401, heard here unless the fleet's is given.
-    const current = (found: KeptAnswer | undefined, partition: string, since = revocations.since(partition)) =>
+    // A 401 is the PIM's word on the key, whatever the URL, and a 403, 404 or 410 its word on the URL: no copy of a call
+    // sent before it (here, or in Redis: another instance's call, answered after it) is served again. Copies kept
+    // before calls carried their time are judged by when they were produced. `since`: the latest verdict.
+    const current = (found: KeptAnswer | undefined, since: number) =>
       found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
+    // The latest verdict heard here on a call of `partition` to the URL of `key`.
+    const heard = (partition: string, key: string) => Math.max(revocations.since(partition), verdicts.since(key));
     // The copy that stands in for a failed call now, if any: the fleet's 401s, and its 403s, 404s and 410s of the URL,
     // are read only then, at most once a second a key and URL (an instance that never heard them serves no older copy).
     const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string, key: string) => {
       const [found, ...inFleet] = await Promise.all([lookup, revocations.inFleet(partition), verdicts.inFleet(key)]);
       // What this instance heard is read after the wait: a verdict heard meanwhile counts too.
-      const since = () => Math.max(...inFleet, revocations.since(partition), verdicts.since(key));
-      let copy = current(found, partition, since());
+      const since = () => Math.max(...inFleet, heard(partition, key));
+      let copy = current(found, since());
       // The copy held here, which a verdict ended, hides none another instance read after it (the group, or the key,
       // back since): Redis's is looked for past it.
-      if (!copy && found && !found.shared && store.shared)
-        copy = current(await store.find(key, found), partition, since());
+      if (!copy && found && !found.shared && store.shared) copy = current(await store.find(key, found), since());
       return copy && Date.now() <= copy.errorUntil ? copy : undefined;
     };
     // When the call was sent before an invalidation of its path that came while it was out: that invalidation's time.
@@ -173,7 +174,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       const key = keyOf(call.partition, request.path);
       // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
       const own = asksPastCache(call.headers);
-      const held = own ? undefined : current(store.peek(key), call.partition);
+      const held = own ? undefined : current(store.peek(key), heard(call.partition, key));
       const now = Date.now();
       if (
         held &&
