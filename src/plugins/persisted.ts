@@ -15,8 +15,8 @@ export interface PersistedDocumentsOptions {
 // Apollo's link matches the message or the code, urql's exchange only the message.
 const notFound = {
   message: 'PersistedQueryNotFound',
-  // A shared cache must not keep the miss: the document is registered right after it.
-  extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404, headers: { 'cache-control': 'no-store' } } },
+  // No cache may keep the miss (the document is registered right after it): it goes out `no-store`, as every refusal.
+  extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
 };
 const notSupported = {
   message: 'PersistedQueryNotSupported',

@@ -41,9 +41,10 @@ afterAll(async () => {
 beforeEach(() => upstream.reset());
 
 /** A GET naming a document by APQ hash only. */
-const byHash = (facade: Facade, hash: string) =>
+const byHash = (facade: Facade, hash: string, headers: Record<string, string> = {}) =>
   fetch(
     `${facade.url}?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: hash } }))}`,
+    { headers },
   );
 /** A POST registering a document under a hash, as a client does after a miss. */
 const register = (facade: Facade, query: string, hash = sha256(query)) =>
@@ -132,6 +133,9 @@ describe('the APQ protocol', () => {
     expect(response.status).toBe(404);
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(await codes(response)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    // With a credential, `private` too, as every refusal then (docs/integration.md, Caching headers).
+    const keyed = await byHash(apq, '0'.repeat(64), { 'x-api-key': 'k' });
+    expect([keyed.status, keyed.headers.get('cache-control')]).toEqual([404, 'private, no-store']);
     expect(upstream.requests).toHaveLength(0);
   });
 
