@@ -103,7 +103,9 @@ end
 // A key whose index entry is due but still lives is scored afresh rather than dropped: an older version of this
 // script scored by the time stored. A field's entry is due when the field is (its
 // hash lives as long as its longest field).
-const storeScript = (fields: boolean) => `${forgetFn(fields)}
+// `#!lua` (Redis 7): Redis refuses it whole while out of memory (`OOM` under `noeviction`), before it runs. Without it
+// Redis checks only a script's first write, here a delete (which it allows), and every write after it went through.
+const storeScript = (fields: boolean) => `#!lua${forgetFn(fields)}
 local entry = fields and (ARGV[1] .. ' ' .. ARGV[7]) or ARGV[1]
 -- A version (ARGV[8]): a field holding a later one (its first line JSON with a later cachedAt) is kept.
 if fields and ARGV[8] then
