@@ -527,7 +527,13 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
         ...pim.byteLimits,
         maxInflightBytesPerCredential: shareOf(pim.byteLimits.maxInflightBytes, e.maxInflightBytesPerCredential),
       },
-      cache: e.pimCache && { ...pim.cache, maxEntryBytes: pim.maxBodyBytes, ...redis },
+      // A request's retries, each a lookup, never wait on a silent Redis twice (its budget bounds them all).
+      cache: e.pimCache && {
+        ...pim.cache,
+        maxEntryBytes: pim.maxBodyBytes,
+        missAfterFailureMs: groups.request.budgetMs,
+        ...redis,
+      },
       // Invalidations sent to another instance end freshness here within invalidationPollMs.
       stale: { ...pim.stale, ...redis, invalidationPollMs: 1_000 },
       // The probe's request is built with the limits every request has.

@@ -28,6 +28,7 @@ export function useRedisStores(bound: number) {
       maxEntryBytes,
       maxBytes: bound,
       replyTimeoutMs: 2_000,
+      missAfterFailureMs: 20_000,
       onError: () => undefined,
     });
   };

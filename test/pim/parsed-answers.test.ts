@@ -30,6 +30,7 @@ beforeAll(async () => {
       defaultTtlMs: 0,
       redisUrl: undefined,
       redisTimeoutMs: 200,
+      missAfterFailureMs: 20_000,
       maxBytes: 2 ** 20,
       redisMaxBytes: 2 ** 20,
       maxEntryBytes: 2 ** 20,

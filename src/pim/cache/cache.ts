@@ -29,6 +29,8 @@ export interface HttpCacheOptions {
   redisMaxBytes: number;
   /** Longest wait for one Redis reply; a lookup that takes longer is a miss, a write is skipped. */
   redisTimeoutMs: number;
+  /** How long a URL whose Redis lookup failed is a miss at once (Redis answering another lookup ends it sooner). */
+  missAfterFailureMs: number;
   /** Told about each Redis failure; the call then goes on as a cache miss. */
   onError: (error: Error) => void;
   /** Epoch ms of the latest invalidation of a request path: responses stored before it are misses. */
@@ -81,6 +83,7 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
         maxEntryBytes: Math.min(maxEntryBytes, Math.floor(options.redisMaxBytes / 4)),
         maxBytes: options.redisMaxBytes,
         replyTimeoutMs: options.redisTimeoutMs,
+        missAfterFailureMs: options.missAfterFailureMs,
         onError,
       })
     : new cacheStores.MemoryCacheStore({

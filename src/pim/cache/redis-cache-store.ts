@@ -15,6 +15,8 @@ export interface RedisCacheStoreOptions {
   maxBytes: number;
   /** Longest wait for a reply: a slower lookup is a miss, a slower write is given up. */
   replyTimeoutMs: number;
+  /** How long a key whose lookup failed is a miss at once, unless Redis answers another lookup first. */
+  missAfterFailureMs: number;
   /** Told about each failed command; a failed lookup is a miss, a failed write stores nothing. */
   onError: (error: Error) => void;
 }
@@ -35,6 +37,7 @@ export function createRedisCacheStore({
   maxEntryBytes,
   maxBytes,
   replyTimeoutMs,
+  missAfterFailureMs,
   onError,
 }: RedisCacheStoreOptions): CacheStore {
   const hashes = createBoundedHashes(redis, 'http-cache');
@@ -68,11 +71,16 @@ export function createRedisCacheStore({
     if (floor >= at) superseded.set(id, at - 1);
     else superseded.delete(id);
   };
+  // Keys whose lookup failed since Redis last answered one: each retry of a call (a new dispatch through the cache)
+  // looked its key up again, and waited on a silent Redis again, until the connection's breaker opened.
+  const unanswered = new LRUCache<string, true>({ max: 65_536, ttl: missAfterFailureMs });
   return {
     async get(key) {
+      const id = redisKey(key);
+      if (unanswered.size > 0 && unanswered.get(id)) return undefined;
       try {
-        const id = redisKey(key);
         const variants = await bounded(() => redis.hgetallBuffer(hashes.key(id)));
+        if (unanswered.size > 0) unanswered.clear();
         const newer = markOf(id);
         // Through the bound's own script: its size leaves the count with it, and a newer answer written into the field
         // since this read stays (an unreadable one counts as older than any).
@@ -80,6 +88,7 @@ export function createRedisCacheStore({
           void bounded(() => hashes.forget(id, field, version)).catch(fail);
         return findVariant(key, variants, drop, newer);
       } catch (error) {
+        unanswered.set(id, true);
         fail(error);
         return undefined;
       }
