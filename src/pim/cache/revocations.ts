@@ -65,9 +65,9 @@ const FLEET_READ_MS = 1_000;
 // empty, failed over, or pushed it out of its bound).
 const MARK_AGAIN_MS = 600_000;
 
-// A 401 is recorded only for a partition that keeps copies somewhere in the fleet (`keeper:` says so, or the caller
-// knows): a made-up key's 401 writes nothing. A record only moves later, and lasts as long as the mark (the copies).
-// Answers 0 when it wrote nothing for want of a mark.
+// A 401 is recorded here only for a partition that keeps copies somewhere in the fleet (`keeper:` says so, or the
+// caller knows). A record only moves later, and lasts as long as the mark (the copies). Answers 0 when it wrote nothing
+// for want of a mark (the caller then records it in the bounded family of those heard with no mark).
 const revokeScript = `
 local left = redis.call('PTTL', KEYS[1])
 if ARGV[3] ~= '1' and left <= 0 then return 0 end
@@ -81,8 +81,8 @@ type Scripted = Redis & { recordRevocation(...args: Array<string | number>): Pro
 
 /** What the marks may hold in Redis, for copies bounded at `redisMaxBytes` there. */
 export const marksMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.floor(redisMaxBytes / 4));
-/** What the records of verdicts heard with no copy in Redis may hold there, for copies bounded at `redisMaxBytes`. */
-export const unmarkedMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.floor(redisMaxBytes / 8));
+/** What one family's records heard with no mark in Redis may hold there, for copies bounded at `redisMaxBytes`. */
+export const unmarkedMaxBytes = (redisMaxBytes: number) => Math.max(65_536, Math.floor(redisMaxBytes / 16));
 
 /**
  * The 401s heard here, in two bounded lists (partitions that kept copies here apart from all others, so that a flood of
@@ -100,11 +100,11 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   const markOf = family?.markOf ?? ((name: string) => marks!.key(name));
   const recordOf = (name: string) => `${family?.record ?? 'revoked'}:${name}`;
   const markBounds = byteBounds(marksMaxBytes(redisMaxBytes));
-  // A URL's verdict with no mark in Redis: its copy there may be gone first (pushed out by the copies' bound, or Redis
-  // restarted empty) while another instance holds one in memory. Recorded all the same, in a family bounded like the
-  // marks, at an eighth of the copies: a flood of made-up URLs' 404s pushes out only these, never a record written
-  // while the copy lived.
-  const unmarked = shared && family ? createBoundedKeys(shared.redis, `${family.record}-unmarked`) : undefined;
+  // A verdict with no mark in Redis: the mark may be gone first (a URL's copy pushed out by the copies' bound; either
+  // lost with Redis restarted empty or flushed, which the instance that wrote it does not notice) while another
+  // instance holds copies in memory. Recorded all the same, in a family bounded like the marks, at a sixteenth of the
+  // copies: a flood of made-up keys' 401s or URLs' 404s pushes out only these, never a record written with a mark.
+  const unmarked = shared ? createBoundedKeys(shared.redis, `${family?.record ?? 'revoked'}-unmarked`) : undefined;
   const unmarkedBounds = byteBounds(unmarkedMaxBytes(redisMaxBytes));
   const revoked = remembered<number>();
   const revokedElse = remembered<number>();
