@@ -65,6 +65,11 @@ export function createByteLimits({
   maxInflightBytesPerCredential,
 }: ByteLimitsOptions) {
   let held = 0;
+  // What one credential leaves free (the last quarter by default), as at the door: a credential beside one holding its
+  // whole share (the share of keys not yet seen accepted, which made-up keys fill, is one) may take only half of it
+  // there, so whoever holds little still gets some.
+  const reserve = Math.max(0, maxInflightBytes - maxInflightBytesPerCredential);
+  const reserveShare = Math.floor(reserve / 2);
   // What each credential's open requests hold; a credential holding nothing has no entry.
   const heldBy = new Map<string, number>();
   const setHeld = (credential: string, bytes: number) =>
@@ -93,6 +98,9 @@ export function createByteLimits({
           throw mine(body <= maxInflightBytesPerCredential, message, status);
         }
         if (more > 0 && held + more > maxInflightBytes) throw tooMuch('The server holds', status);
+        if (more > 0 && reserve > 0 && held + more > maxInflightBytesPerCredential && own + more > reserveShare) {
+          throw tooMuch('The server holds', status);
+        }
         if (more > 0 && own + more > maxInflightBytesPerCredential) {
           throw tooMuch('The requests of this credential hold', status);
         }
