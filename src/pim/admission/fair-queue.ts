@@ -169,12 +169,22 @@ export function createFairQueue({ maxConcurrency, maxPerKey, first = [] }: FairQ
       leaving.add(leave);
       own.waiters.push(waiter);
       p.waiting++;
-      joined?.listen((name) => {
-        if (!waiting || waiter.shares.some((s) => s.name === name)) return;
-        const s = shareOf(p, name);
-        s.waiters.push(waiter);
-        waiter.shares.push(s);
-      });
+      joined?.listen(
+        (name) => {
+          if (!waiting || waiter.shares.some((s) => s.name === name)) return;
+          const s = shareOf(p, name);
+          s.waiters.push(waiter);
+          waiter.shares.push(s);
+        },
+        // Every request that lent the share is gone: the call waits in it no longer (its own share stays).
+        (name) => {
+          const at = waiter.shares.findIndex((s, i) => i > 0 && s.name === name);
+          if (!waiting || at < 0) return;
+          const [s] = waiter.shares.splice(at, 1);
+          s!.waiters.splice(s!.waiters.indexOf(waiter), 1);
+          forget(p, s!);
+        },
+      );
     });
   }
 

@@ -109,8 +109,11 @@ export interface CallOptions {
  * the best of its shares, so a request that joins another's queued call waits no longer than its own would.
  */
 export interface JoinedShares {
-  /** Tells `join` of each share that has joined, then of each that joins later. */
-  listen(join: (share: string) => void): void;
+  /**
+   * Tells `join` of each share that has joined, then of each that joins later, and `leave` of each whose every joiner
+   * has left since (a share lent by a request that is gone would still put the call ahead of others).
+   */
+  listen(join: (share: string) => void, leave: (share: string) => void): void;
 }
 
 /** What a caller hands the client: without a partition (the readiness probe, tests) the client computes it. */

@@ -13,22 +13,35 @@ interface Flight {
   sentAt: number;
   /** Lends the flight a joiner's queue share, so it is not served later than the joiner's own call. */
   join(call: CallOptions): void;
+  /** Takes back what `join` lent, once the joiner leaves. */
+  unjoin(call: CallOptions): void;
 }
 
-// The shares of a flight's joiners, told to the queue (admission) while the call waits there.
-function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join'> {
-  const shares = new Set<string>();
-  const listeners: Array<(share: string) => void> = [];
+// The shares of a flight's joiners (each with its joiners waiting), told to the queue (admission) while the call waits.
+function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join' | 'unjoin'> {
+  const shares = new Map<string, number>();
+  const listeners: Array<{ join: (share: string) => void; leave: (share: string) => void }> = [];
+  // A share counts only in the queue partition the call waits in (the readiness probe has its own).
+  const lent = ({ queueKey, queueShare }: CallOptions) => (queueKey === first.queueKey ? queueShare : undefined);
   return {
-    listen(join) {
-      listeners.push(join);
-      for (const share of shares) join(share);
+    listen(join, leave) {
+      listeners.push({ join, leave });
+      for (const share of shares.keys()) join(share);
     },
-    join({ queueKey, queueShare }) {
-      // A share counts only in the queue partition the call waits in (the readiness probe has its own).
-      if (queueShare === undefined || queueKey !== first.queueKey || shares.has(queueShare)) return;
-      shares.add(queueShare);
-      for (const listener of listeners) listener(queueShare);
+    join(call) {
+      const share = lent(call);
+      if (share === undefined) return;
+      const joiners = shares.get(share) ?? 0;
+      shares.set(share, joiners + 1);
+      if (joiners === 0) for (const listener of listeners) listener.join(share);
+    },
+    unjoin(call) {
+      const share = lent(call);
+      const joiners = share === undefined ? 0 : (shares.get(share) ?? 0);
+      if (joiners === 0) return;
+      if (joiners > 1) return void shares.set(share!, joiners - 1);
+      shares.delete(share!);
+      for (const listener of listeners) listener.leave(share!);
     },
   };
 }
@@ -66,6 +79,7 @@ export function createCoalescing({
         deadline: call.deadline,
         sentAt: Date.now(),
         join: joined.join,
+        unjoin: joined.unjoin,
       };
       const settle = () => {
         flight.settled = true;
@@ -128,6 +142,7 @@ export function createCoalescing({
         };
         const quit = (reason: unknown) => {
           done();
+          if (joining) flight.unjoin(call);
           leave(key, flight, reason);
           reject(reason);
         };
