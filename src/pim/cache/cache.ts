@@ -29,7 +29,7 @@ export interface HttpCacheOptions {
   redisMaxBytes: number;
   /** Longest wait for one Redis reply; a lookup that takes longer is a miss, a write is skipped. */
   redisTimeoutMs: number;
-  /** How long a URL whose Redis lookup failed is a miss at once (Redis answering another lookup ends it sooner). */
+  /** How long a request whose Redis lookup of a URL failed finds that URL a miss at once (a request's budget). */
   missAfterFailureMs: number;
   /** Told about each Redis failure; the call then goes on as a cache miss. */
   onError: (error: Error) => void;

@@ -15,7 +15,7 @@ export interface RedisCacheStoreOptions {
   maxBytes: number;
   /** Longest wait for a reply: a slower lookup is a miss, a slower write is given up. */
   replyTimeoutMs: number;
-  /** How long a key whose lookup failed is a miss at once, unless Redis answers another lookup first. */
+  /** How long a request whose lookup of a key failed finds that key a miss at once (its retries wait no more). */
   missAfterFailureMs: number;
   /** Told about each failed command; a failed lookup is a miss, a failed write stores nothing. */
   onError: (error: Error) => void;
@@ -71,16 +71,18 @@ export function createRedisCacheStore({
     if (floor >= at) superseded.set(id, at - 1);
     else superseded.delete(id);
   };
-  // Keys whose lookup failed since Redis last answered one: each retry of a call (a new dispatch through the cache)
-  // looked its key up again, and waited on a silent Redis again, until the connection's breaker opened.
-  const unanswered = new LRUCache<string, true>({ max: 65_536, ttl: missAfterFailureMs });
+  // The keys whose lookup failed, with the id of the request whose call it was (the `x-request-id` each call carries
+  // upstream, the one mark of a request in undici's key): each retry of a call is a new dispatch through the cache,
+  // and looked its key up again, waiting on a silent Redis again. Another request looks the key up afresh.
+  const failedFor = new LRUCache<string, true>({ max: 65_536, ttl: missAfterFailureMs });
   return {
     async get(key) {
       const id = redisKey(key);
-      if (unanswered.size > 0 && unanswered.get(id)) return undefined;
+      const request = key.headers?.['x-request-id'];
+      const mine = typeof request === 'string' ? `${request} ${id}` : undefined;
+      if (mine !== undefined && failedFor.size > 0 && failedFor.get(mine)) return undefined;
       try {
         const variants = await bounded(() => redis.hgetallBuffer(hashes.key(id)));
-        if (unanswered.size > 0) unanswered.clear();
         const newer = markOf(id);
         // Through the bound's own script: its size leaves the count with it, and a newer answer written into the field
         // since this read stays (an unreadable one counts as older than any).
@@ -88,7 +90,7 @@ export function createRedisCacheStore({
           void bounded(() => hashes.forget(id, field, version)).catch(fail);
         return findVariant(key, variants, drop, newer);
       } catch (error) {
-        unanswered.set(id, true);
+        if (mine !== undefined) failedFor.set(mine, true);
         fail(error);
         return undefined;
       }
