@@ -1,4 +1,12 @@
-import { circuitBreaker, ConsecutiveBreaker, handleWhen, timeout, TimeoutStrategy, wrap } from 'cockatiel';
+import {
+  circuitBreaker,
+  ConsecutiveBreaker,
+  handleWhen,
+  TaskCancelledError,
+  timeout,
+  TimeoutStrategy,
+  wrap,
+} from 'cockatiel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 
@@ -128,6 +136,9 @@ const PAUSE_MS = 1_000;
 // Only a Redis that is away or silent is left alone. One that answers with an error (READONLY after a failover,
 // OOM under noeviction) answers at once: its refused writes must not stop the reads it still serves.
 const awayOrSilent = handleWhen((error) => !(error instanceof (ReplyError as typeof Error)));
+
+/** Whether a command {@link replyWithin} bounds failed by waiting out its bound (not at once). */
+export const waitedOut = (error: unknown) => error instanceof TaskCancelledError;
 
 /**
  * Bounds the wait for each reply to `ms`: a Redis that is connected but silent (busy, stopped, a

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { byteBounds, createBoundedHashes, type BoundedHashes, type RedisBounds } from '../../redis-bounded.ts';
-import { replyWithin } from '../../redis.ts';
+import { replyWithin, waitedOut } from '../../redis.ts';
 import type { CacheKey, CacheStore, CacheValue, GetResult } from './cache-store.ts';
 
 export interface RedisCacheStoreOptions {
@@ -71,7 +71,7 @@ export function createRedisCacheStore({
     if (floor >= at) superseded.set(id, at - 1);
     else superseded.delete(id);
   };
-  // The keys whose lookup failed, with the id of the request whose call it was (the `x-request-id` each call carries
+  // The keys whose lookup waited out its bound, with the id of the request whose call it was (the `x-request-id` each call carries
   // upstream, the one mark of a request in undici's key): each retry of a call is a new dispatch through the cache,
   // and looked its key up again, waiting on a silent Redis again. Another request looks the key up afresh.
   const failedFor = new LRUCache<string, true>({ max: 65_536, ttl: missAfterFailureMs });
@@ -90,7 +90,8 @@ export function createRedisCacheStore({
           void bounded(() => hashes.forget(id, field, version)).catch(fail);
         return findVariant(key, variants, drop, newer);
       } catch (error) {
-        if (mine !== undefined) failedFor.set(mine, true);
+        // Only a lookup that waited: one that failed at once (Redis away, left alone a while) costs a retry nothing.
+        if (mine !== undefined && waitedOut(error)) failedFor.set(mine, true);
         fail(error);
         return undefined;
       }
