@@ -71,9 +71,9 @@ export function createRedisCacheStore({
     if (floor >= at) superseded.set(id, at - 1);
     else superseded.delete(id);
   };
-  // The keys whose lookup waited out its bound, with the id of the request whose call it was (the `x-request-id` each call carries
-  // upstream, the one mark of a request in undici's key): each retry of a call is a new dispatch through the cache,
-  // and looked its key up again, waiting on a silent Redis again. Another request looks the key up afresh.
+  // The keys whose lookup waited out its bound, with the id of the request whose call it was (the `x-request-id` each
+  // call carries upstream, the one mark of a request in undici's key): each retry of a call is a new dispatch through
+  // the cache, and looked its key up again, waiting on a silent Redis again. Another request looks the key up afresh.
   const failedFor = new LRUCache<string, true>({ max: 65_536, ttl: missAfterFailureMs });
   return {
     async get(key) {

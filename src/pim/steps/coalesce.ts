@@ -37,8 +37,8 @@ function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join' | 
     },
     unjoin(call) {
       const share = lent(call);
-      const joiners = share === undefined ? 0 : (shares.get(share) ?? 0);
-      if (joiners === 0) return;
+      const joiners = share === undefined ? undefined : shares.get(share);
+      if (joiners === undefined) return;
       if (joiners > 1) return void shares.set(share!, joiners - 1);
       shares.delete(share!);
       for (const listener of listeners) listener.leave(share!);

@@ -72,8 +72,8 @@ export function createStaleLayer(options: StaleOptions): Layer {
   const { store, revocations, verdicts, invalidatedSince, onOutcome } = options;
   return (next) => {
     const refreshing = new Set<string>();
-    // A 401 is the PIM's word on the key, whatever the URL, and a 403, 404 or 410 its word on the URL: no copy of a call
-    // sent before it (here, or in Redis: another instance's call, answered after it) is served again. Copies kept
+    // A 401 is the PIM's word on the key, whatever the URL, and a 403, 404 or 410 its word on the URL: no copy of a
+    // call sent before it (here, or in Redis: another instance's call, answered after it) is served again. Copies kept
     // before calls carried their time are judged by when they were produced. `since`: the latest verdict.
     const current = (found: KeptAnswer | undefined, since: number) =>
       found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
