@@ -31,7 +31,7 @@ export interface PimClientOptions {
   /** Share identical in-flight GETs of one credential. */
   coalesce: boolean;
   /** HTTP cache of upstream answers; false turns it off. */
-  cache: Omit<HttpCacheOptions, 'credentialKey' | 'baseUrl' | 'invalidatedSince'> | false;
+  cache: Omit<HttpCacheOptions, 'credentialKey' | 'credentialHeaders' | 'baseUrl' | 'invalidatedSince'> | false;
   /** Stale answers: last-known-good on failures, stale-while-revalidate, invalidation; absent: none. */
   stale?: Omit<StaleServingOptions, 'requestTimeoutMs' | 'defaultTtlMs' | 'openBytes'> | undefined;
   /** Metrics and spans of each attempt (every retry) with its own status. */
@@ -128,7 +128,9 @@ export function createPimClient({
     });
   const invalidatedSince = stale?.invalidatedSince ?? (() => 0);
   const cache =
-    cacheOptions === false ? undefined : createHttpCache({ ...cacheOptions, credentialKey, baseUrl, invalidatedSince });
+    cacheOptions === false
+      ? undefined
+      : createHttpCache({ ...cacheOptions, credentialKey, credentialHeaders, baseUrl, invalidatedSince });
   const probeCall = probeRequest(probeOptions.limits);
   // no-store keeps the probe out of the HTTP cache altogether: it never waits on its store (Redis).
   const probeHeaders = { ...probeOptions.headers, 'cache-control': 'no-cache, no-store' };

@@ -15,6 +15,8 @@ export interface HttpCacheOptions {
    * hands that store its own copy of a call's headers, never the call, so it keys once per lookup.
    */
   credentialKey: (headers: Headers) => string;
+  /** The names of the headers `credentialKey` reads (lower case). */
+  credentialHeaders: readonly string[];
   /** Scheme, host and path prefix the client puts in front of every request path. */
   baseUrl: string;
   /** Freshness, in ms, of 2xx answers that carry no caching headers; 0 leaves them uncached. */
@@ -99,7 +101,8 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   // not stored, though it arrives after. undici hands one call's lookup and the write of its answer (and the
   // lookup again after a 304) the same key object, so the mark is the call's own and goes with it.
   const sentAt = new WeakMap<CacheKey, number>();
-  const store = partitionByCredential(inner, credentialKey, answers, options.invalidatedSince, sentAt);
+  const keys = { partition: credentialKey, names: new Set(options.credentialHeaders) };
+  const store = partitionByCredential(inner, keys, answers, options.invalidatedSince, sentAt);
   const interceptor = interceptors.cache({
     store,
     methods: ['GET'],
@@ -128,12 +131,12 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
 // stored before an invalidation of its tags is a miss; the next answer overwrites it.
 function partitionByCredential(
   store: CacheStore,
-  credentialKey: HttpCacheOptions['credentialKey'],
+  credentials: { partition: HttpCacheOptions['credentialKey']; names: ReadonlySet<string> },
   answers: AnswerStore,
   invalidatedSince: HttpCacheOptions['invalidatedSince'],
   sentAt: WeakMap<CacheKey, number>,
 ): CacheStore {
-  const partition = (key: CacheKey) => credentialKey(key.headers ?? {});
+  const partition = (key: CacheKey) => credentials.partition(key.headers ?? {});
   const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });
   const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
   const found = (key: CacheKey, of: string, stored: GetResult | undefined) => {
@@ -160,7 +163,8 @@ function partitionByCredential(
       // Stored as of when its call went out, not when it came back: an invalidation this instance learns of later
       // (another instance's, read once a second) that came while the call was out then ends it here and in Redis.
       const asOfSending = sent !== undefined && sent < value.cachedAt ? { ...value, cachedAt: sent } : value;
-      const open = () => store.createWriteStream(privateKey(key, of), asOfSending);
+      const open = () =>
+        store.createWriteStream(...withoutCredentials(privateKey(key, of), asOfSending, credentials.names));
       return value.statusCode === 404 ? keptIfEnvelope(open) : open();
     },
     delete(key) {
@@ -168,6 +172,23 @@ function partitionByCredential(
       return store.delete(privateKey(key));
     },
   };
+}
+
+/**
+ * The key and value as stored: undici's memory store keeps the key's headers in each entry, and the Vary values
+ * besides. A credential's are the partition's, in the path already: kept, a caller's made-up keys of 14 KB held 1.2
+ * times the bound (HTTP_MAX_HEADER_BYTES lets them be far longer). Only the other Vary headers go with the entry, to
+ * tell its variants apart; a lookup still brings all its headers, which match those.
+ */
+function withoutCredentials(key: CacheKey, value: CacheValue, names: ReadonlySet<string>): [CacheKey, CacheValue] {
+  const varied = Object.keys(value.vary ?? {}).filter((name) => !names.has(name));
+  const pick = (from: Readonly<Record<string, unknown>> | undefined) =>
+    Object.fromEntries(varied.map((name) => [name, from?.[name] ?? null]));
+  const vary = value.vary && (pick(value.vary) as NonNullable<CacheValue['vary']>);
+  return [
+    { ...key, headers: pick(key.headers) as CacheKey['headers'] },
+    { ...value, vary },
+  ];
 }
 
 // Answers (2xx) and the client errors that stay true (404, 410), not 429, which is about the moment.
