@@ -1,6 +1,13 @@
 import type { Dispatcher } from 'undici';
 import type { ByteAccount } from './byte-limits.ts';
-import { isEnvelope, isErrorEnvelope, parseRetryAfter, pimError, pimErrorFromStatus, PimError } from './errors.ts';
+import {
+  isAnswerEnvelope,
+  isErrorEnvelope,
+  parseRetryAfter,
+  pimError,
+  pimErrorFromStatus,
+  PimError,
+} from './errors.ts';
 import { markInexact, maybeInexactIn, parseMarked, restoreInexact, type Marked } from './exact-json.ts';
 import { ageOf, freshnessOf, NOT_FRESH, staleHintsOf, varyAll } from './freshness.ts';
 import { readLimitedText } from './guards.ts';
@@ -47,8 +54,9 @@ function answerOf({ statusCode, headers }: Dispatcher.ResponseData, read: string
     throw new PimError('UPSTREAM_ERROR', message, statusCode);
   }
   if (body === undefined) throw notJson(statusCode, headers['content-encoding']);
-  // Every answer is the `{status, meta, data}` envelope: `null` or a bare value says nothing about the resource.
-  if (!isEnvelope(body)) {
+  // Every answer is the `{status, meta, data}` envelope: `null`, a bare value or an object with none
+  // of its members (a gateway's own JSON) says nothing about the resource.
+  if (!isAnswerEnvelope(body)) {
     throw pimError('UPSTREAM_ERROR', new Error('2xx body is JSON but not the envelope object'), statusCode);
   }
   // The envelope's `status` is the PIM's own verdict (UPSTREAM.md: `{status: 404, meta, error}`): an error envelope
@@ -104,7 +112,7 @@ function judge(text: string) {
 }
 
 /** Whether an upstream body is the PIM's envelope, judged as readAnswer judges it. */
-export const isEnvelopeText = (text: string): boolean => isEnvelope(judge(withoutBom(text)).body);
+export const isEnvelopeText = (text: string): boolean => isAnswerEnvelope(judge(withoutBom(text)).body);
 
 /** Whether a 404's body is the PIM's error envelope, as pimErrorFromStatus judges it (the HTTP cache keeps 404s by it). */
 export const isErrorEnvelopeText = (text: string): boolean => isErrorEnvelope(judge(withoutBom(text)).body);

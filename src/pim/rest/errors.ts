@@ -101,8 +101,13 @@ const messageByCode: Record<PimErrorCode, string> = {
  * (what is missing) and of a 400 or 422 (why it refused) is kept; other bodies may hold internals.
  */
 /** A parsed body that can be the PIM's `{status, meta, …}` envelope: a JSON object. */
-export const isEnvelope = (body: unknown): body is Record<string, unknown> =>
+const isEnvelope = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
+
+// A success is the envelope `{status, meta, data}` (UPSTREAM.md): an object with none of them (a gateway's
+// `{"message": "Service in maintenance"}`, `{}`) is a page, not the field's data.
+export const isAnswerEnvelope = (body: unknown): body is Record<string, unknown> =>
+  isEnvelope(body) && ('status' in body || 'meta' in body || 'data' in body);
 
 // The PIM's error body is its envelope, `{status, meta, error}` (UPSTREAM.md): a gateway's own JSON (Kong's
 // `{"message": "no Route matched …"}`) is a page too.
