@@ -58,7 +58,9 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
   const responses = cache ? createResponseCache({ ...cache, credentials, partition, bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;
-  const handle = token && observability.served(createInvalidationHandler({ token, invalidate: client.invalidate }));
+  const { maxIdLength } = config.request.limits;
+  const purge = token && createInvalidationHandler({ token, invalidate: client.invalidate, maxIdLength });
+  const handle = purge && observability.served(purge);
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
   // What the server serves (as `ServedApp` in http/server.ts says), and what main.ts and tests read besides.
   return {

@@ -9,33 +9,39 @@ export interface InvalidationOptions {
   token: string;
   /** Ends the freshness of the answers carrying `tag`, everywhere the cache is shared. */
   invalidate: (tag: string) => Promise<void>;
+  /** MAX_ID_LENGTH: every id a request may use can be purged, counted as requests count it (code points). */
+  maxIdLength: number;
 }
 
 /** The path the endpoint is served at, on the metrics port when there is one, else on the main port. */
 export const INVALIDATION_PATH = '/cache/invalidate';
 
-// Generous for one of three tiny bodies; the metrics port has no body limit of its own.
-const MAX_BODY_BYTES = 4_096;
+// Generous for one of three small bodies, its id written with every character escaped (`\uD83D\uDE00`, 12 bytes a
+// code point, as some clients write JSON); the metrics port has no body limit of its own.
+const maxBodyBytes = (maxIdLength: number) => Math.max(4_096, 12 * maxIdLength + 64);
 
-// A lone surrogate is valid JSON but no id any request could have used, and no tag can encode it.
-const id = z
-  .string()
-  .min(1)
-  .max(1_024)
-  .refine((value) => value.isWellFormed());
-const bodySchema = z.union([
-  z.strictObject({ catalogId: id }),
-  z.strictObject({ classificationId: id }),
-  z.strictObject({ all: z.literal(true) }),
-]);
+function bodySchemaOf(maxIdLength: number) {
+  // A lone surrogate is valid JSON but no id any request could have used, and no tag can encode it.
+  const id = z
+    .string()
+    .min(1)
+    .refine((value) => value.isWellFormed() && [...value].length <= maxIdLength);
+  return z.union([
+    z.strictObject({ catalogId: id }),
+    z.strictObject({ classificationId: id }),
+    z.strictObject({ all: z.literal(true) }),
+  ]);
+}
 
 /**
  * The handler of `POST /cache/invalidate`: with the admin token as a bearer token and a body of
  * `{"catalogId"}`, `{"classificationId"}` or `{"all": true}`, it ends the freshness of the matching
  * cached answers (they stay usable as last-known-good). 401 without the token, 400 for another body.
  */
-export function createInvalidationHandler({ token, invalidate }: InvalidationOptions) {
+export function createInvalidationHandler({ token, invalidate, maxIdLength }: InvalidationOptions) {
   const expected = digest(token);
+  const bodySchema = bodySchemaOf(maxIdLength);
+  const maxBytes = maxBodyBytes(maxIdLength);
   return (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return reply(res, 405, { error: 'Use POST' }, { allow: 'POST' });
     // The scheme is case-insensitive, one or more spaces after it (RFC 9110 §11.1, §11.4); the token is exact.
@@ -46,7 +52,7 @@ export function createInvalidationHandler({ token, invalidate }: InvalidationOpt
     }
     // Only a caller with the token is asked for its body.
     continueIfExpected(req, res);
-    void readBody(req)
+    void readBody(req, maxBytes)
       .then(
         async (text) => {
           const parsed = bodySchema.safeParse(parseJson(text));
@@ -72,7 +78,7 @@ export function createInvalidationHandler({ token, invalidate }: InvalidationOpt
             reply(res, 503, { error: 'Invalidated here, but the shared cache could not be told; retry' });
           }
         },
-        () => reply(res, 400, { error: `The body must be JSON of at most ${MAX_BODY_BYTES} bytes` }),
+        () => reply(res, 400, { error: `The body must be JSON of at most ${maxBytes} bytes` }),
       )
       // Nothing above should throw; if it does, this caller gets a 500, not the process an unhandled rejection.
       .catch(() => res.headersSent || reply(res, 500, { error: 'The invalidation failed; retry' }));
@@ -97,12 +103,12 @@ const bearer = /^bearer +(.+)$/i;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    if (size > maxBytes) throw new Error('body too large');
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
