@@ -14,6 +14,7 @@ import { useMetrics } from './plugins/metrics.ts';
 import { refusalCode } from '../errors.ts';
 import { createRefusalLog, requestIdFrom, type RefusedRequest, useRequestLog } from './plugins/request-log.ts';
 import { useTracing } from './plugins/tracing.ts';
+import { createOperationLabel } from '../plugins/operation.ts';
 import { createMetrics, type Metrics, type ResponseCacheFigures } from './metrics.ts';
 import { createTracerProvider } from './tracing.ts';
 
@@ -115,13 +116,15 @@ export function createObservability({
   });
   const tracer = provider?.getTracer('pim-graphql-facade');
   const { line: refusalLine, gone: goneLine } = createRefusalLog(logger);
+  // One list of the names seen for metrics and spans: each of its own had spans and metrics name one operation apart.
+  const label = createOperationLabel(operationNames);
   return {
     metrics,
     scrape: metrics.scrape,
     plugins: [
       useRequestLog({ logger }),
-      useMetrics({ metrics, path: metricsPort === undefined && metricsPath, operationNames }),
-      ...(tracer ? [useTracing({ tracer, operationNames })] : []),
+      useMetrics({ metrics, path: metricsPort === undefined && metricsPath, label }),
+      ...(tracer ? [useTracing({ tracer, label })] : []),
     ],
     telemetry: createTelemetry({
       calls: metrics.upstreamCalls,

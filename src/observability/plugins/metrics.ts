@@ -5,7 +5,6 @@ import { refusedByServer } from '../../http/client-errors.ts';
 import { requestSlot } from '../../plugins/request-slot.ts';
 import { refusedCode } from '../../plugins/refusal-messages.ts';
 import {
-  createOperationLabel,
   describeOperation,
   errorsOf,
   serializedLater,
@@ -30,16 +29,15 @@ export interface MetricsPluginOptions {
   metrics: OperationMetrics;
   /** Where Prometheus scrapes; false serves no endpoint. */
   path: string | false;
-  /** The only operation names kept as label values (the trusted documents'); absent: the first ones seen. */
-  operationNames?: ReadonlySet<string> | undefined;
+  /** An operation name's label value (createOperationLabel): bounded, and the one its span's name carries. */
+  label: (name: string) => string;
 }
 
 /**
  * Serves the app's registry in Prometheus text format and records every operation: count,
  * duration (until the last deferred part) and the `extensions.code` of each error sent.
  */
-export function useMetrics({ metrics, path, operationNames }: MetricsPluginOptions): Plugin {
-  const label = createOperationLabel(operationNames);
+export function useMetrics({ metrics, path, label }: MetricsPluginOptions): Plugin {
   // A request counts as one disconnect, whether its client left before the answer or during its stream.
   const gone = new WeakSet<Request>();
   const disconnected = (request: Request) => {

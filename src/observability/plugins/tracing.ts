@@ -12,7 +12,6 @@ import type { GraphQLFormattedError } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import {
   clip,
-  createOperationLabel,
   describeOperation,
   errorsOf,
   serializedLater,
@@ -29,14 +28,15 @@ import { isClientGone } from '../../errors.ts';
  */
 export function useTracing({
   tracer,
-  operationNames,
+  label,
 }: {
   tracer: Tracer;
-  /** As for metrics: the names spans may carry in their name; absent, the first ones seen. */
-  operationNames?: ReadonlySet<string> | undefined;
+  /**
+   * The metrics' label of an operation name (createOperationLabel), also a span's name: backends group by span name,
+   * and a client's invented names would make one group each.
+   */
+  label: (name: string) => string;
 }): Plugin {
-  // Backends group by span name: a client's invented names would make one group each.
-  const label = createOperationLabel(operationNames);
   // A span's status is the errors its client got: serialized, a result or a stream's part may have been refused
   // (plugins/sent-bytes.ts: UPSTREAM_TOO_LARGE alone), so a whole result's span ends with its response, a stream's
   // with the stream, and each records what it was sent as.
