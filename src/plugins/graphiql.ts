@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -78,7 +79,15 @@ export function createGraphiQLAssets() {
       ? readdirSync(dist, { recursive: true, encoding: 'utf8' }).map((file) => relative(dist, join(dist, file)))
       : [],
   );
+  // The page's policy, worked out from the page itself: Yoga renders it the same for every request.
+  let page = { html: '', policy: '' };
   const plugin: Plugin = {
+    onResponse({ request, response }) {
+      if (page.policy === '' || request.method !== 'GET' || response.headers.get('content-type') !== 'text/html')
+        return;
+      response.headers.set('content-security-policy', page.policy);
+      response.headers.set('referrer-policy', 'no-referrer');
+    },
     async onRequest({ url, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(`${GRAPHIQL_ASSETS_PATH}/`)) return;
       // Compared as sent: the packaged names need no escaping, and decoding could throw.
@@ -92,7 +101,12 @@ export function createGraphiQLAssets() {
   };
   // Inlined right after the bundle, so it wraps the bundle's render before the page calls it.
   const keyScript = dist && `<script>${readFileSync(new URL('graphiql-key.js', import.meta.url), 'utf8')}</script>`;
-  const render = (options: GraphiQLOptions) =>
+  const render = (options: GraphiQLOptions) => {
+    const html = renderPage(options);
+    if (html !== page.html) page = { html, policy: policyOf(html) };
+    return html;
+  };
+  const renderPage = (options: GraphiQLOptions) =>
     dist
       ? renderGraphiQL(options)
           .replaceAll(cdn, (_, file: string) => `${GRAPHIQL_ASSETS_PATH}${file}?${version}`)
@@ -102,6 +116,35 @@ export function createGraphiQLAssets() {
           .replace(bundle, (tag) => `${tag}${keyScript}`)
       : missing;
   return { plugin, render };
+}
+
+const inlineScript = /<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g;
+
+/**
+ * The page's Content-Security-Policy: where the key is typed, only its own scripts run (the bundle from this server,
+ * the inline ones Yoga's page and graphiql-key.js add, named by their hashes), it connects to this server alone, and
+ * no other site may frame it. Monaco, GraphiQL's editor, adds styles inline and runs its workers from `blob:` URLs.
+ */
+function policyOf(html: string): string {
+  const hashes = [...html.matchAll(inlineScript)].map(
+    ([, body]) =>
+      ` 'sha256-${createHash('sha256')
+        .update(body ?? '')
+        .digest('base64')}'`,
+  );
+  return [
+    "default-src 'self'",
+    `script-src 'self'${hashes.join('')}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "worker-src 'self' blob:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 }
 
 function findDist(): string | undefined {

@@ -34,6 +34,14 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       foreign.push(url);
       return route.abort();
     });
+    // Whatever the page's Content-Security-Policy blocks (an inline script it does not name, a worker) is recorded.
+    await page.addInitScript(() => {
+      const blocked: string[] = [];
+      Object.assign(window, { blocked });
+      document.addEventListener('securitypolicyviolation', (e) =>
+        blocked.push(`${e.violatedDirective} ${e.blockedURI}`),
+      );
+    });
     await page.goto(server.url);
     await expect.poll(() => page.title(), { timeout: 30_000 }).toBe('PIM catalog GraphQL');
 
@@ -74,6 +82,7 @@ describe('GraphiQL in Chromium', { tags: ['chromium'] }, () => {
       expect(upstream.requests.some((r) => r.url.includes(path))).toBe(true);
     }
     expect(foreign).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { blocked: string[] }).blocked)).toEqual([]);
   }, 90_000);
 
   it('keeps one X-API-KEY for every tab, restores the tabs on reload, and stores no key unless asked', async () => {
