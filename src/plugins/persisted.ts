@@ -56,9 +56,13 @@ function sentDocumentId(params: GraphQLParams, request: Request): unknown {
   return new URL(request.url).searchParams.get('documentId') ?? undefined;
 }
 
+// `null` or empty (a generic client's unset field) names none.
+const unset = (field: unknown) => field === undefined || field === null || field === '';
+
 /** The document id a request names: `documentId` (body, or URL of a GET), else the APQ hash. */
 function documentIdOf(params: GraphQLParams, request: Request): string | null {
-  const id = sentDocumentId(params, request) ?? apqHash(params);
+  const sent = sentDocumentId(params, request);
+  const id = unset(sent) ? apqHash(params) : sent;
   return typeof id === 'string' ? id : null;
 }
 
@@ -105,10 +109,12 @@ function usePersistedDocuments({ manifest, only, store }: PersistedDocumentsOpti
       // Yoga checks the other params' types, not this one's: any other value is a malformed request (400 whatever the
       // Accept), not an operation the document lacks (200 under application/json).
       if (params.operationName != null && typeof params.operationName !== 'string') throw badOperationName();
-      if (typeof params.query !== 'string') return;
-      // `null` or empty (a generic client's unset field) names none.
-      const named = sentDocumentId(params, request);
-      if (named !== undefined && named !== null && named !== '') throw idAndText();
+      // An empty query is none, as for the lookup: the id beside it is looked up.
+      if (typeof params.query !== 'string' || params.query === '') return;
+      if (!unset(sentDocumentId(params, request))) throw idAndText();
+      // Trusted documents only: APQ is off, and any text is refused as such (TRUSTED_DOCUMENT_REQUIRED), whatever hash
+      // comes with it.
+      if (only) return;
       const claimed = apqHash(params);
       if (claimed === undefined) return;
       const hash = sha256Hex(params.query);
