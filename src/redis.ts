@@ -68,6 +68,12 @@ export function createRedis(url: string, onError: (error: Error) => void, replyT
     },
   });
   redis.on('error', onError);
+  // A database number the server lacks fails ioredis's SELECT, which it reports and then goes on from, connected to
+  // database 0: another environment's caches. The connection is dropped before it is ready (the reply comes first),
+  // and tried again as one lost, so the stores find Redis away, as the log says, until the server has the database.
+  redis.on('error', (error) => {
+    if (/\bDB index is out of range\b|\binvalid DB index\b/i.test(error.message)) redis.disconnect(true);
+  });
   return redis;
 }
 
