@@ -111,7 +111,7 @@ const env = <S extends z.ZodType>(name: string, schema: S, renamed?: Renamed) =>
 const layout = {
   port: env('PORT', int(0, 65535).default(4000)),
   /** Undefined listens on all interfaces, like `node:http` does by default. */
-  host: env('HOST', z.string().min(1).optional()),
+  host: env('HOST', z.string().trim().min(1).optional()),
   logLevel: env('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   /** The part of the service URL before `/pxm`; unset only where the demo is served. */
   pimBaseUrl: env(
