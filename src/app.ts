@@ -52,15 +52,11 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     probe: { ...pim.probe, headers: credentials.headers() },
   });
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
-  const { partition } = client;
-  const { bytes } = requestContext;
-  const cache = config.responseCache;
-  const responses = cache ? createResponseCache({ ...cache, credentials, partition, bytes }) : undefined;
+  const cache = config.responseCache && { ...config.responseCache, credentials, partition: client.partition };
+  const responses = cache ? createResponseCache({ ...cache, bytes: requestContext.bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
   const token = config.cacheAdminToken;
-  const { maxIdLength } = config.request.limits;
-  const purge = token && createInvalidationHandler({ token, invalidate: client.invalidate, maxIdLength });
-  const handle = purge && observability.served(purge);
+  const purge = token && { token, invalidate: client.invalidate, maxIdLength: config.request.limits.maxIdLength };
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
   // What the server serves (as `ServedApp` in http/server.ts says), and what main.ts and tests read besides.
   return {
@@ -85,7 +81,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     upstream: client.status,
     /** The app's metrics in Prometheus text format, for a listener of their own (METRICS_PORT). */
     metrics: observability.scrape,
-    invalidation: handle ? { handle, port } : undefined,
+    invalidation: purge ? { handle: observability.served(createInvalidationHandler(purge)), port } : undefined,
     /** The cache of serialized results (RESPONSE_CACHE_MAX_BYTES): its invalidation hook; undefined when off. */
     responses,
   };
