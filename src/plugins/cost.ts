@@ -13,6 +13,8 @@ import {
 export interface CostOptions {
   /** Largest cost an operation may have. */
   maxCost: number;
+  /** Most directives an operation may hold, a fragment's counted at each spread of it. */
+  maxDirectives: number;
 }
 
 /** Cost of a field that calls the PIM, and of any other field. */
@@ -23,6 +25,9 @@ const fieldCost = 1;
 // the root fields and the entity fields alike (`_entities` itself, and a reference, call nothing).
 const callsUpstream = (type: GraphQLNamedType | undefined) => type?.name === 'JSON';
 
+/** What one walk of an operation tallies: its cost and its directives. */
+type Tally = { cost: number; directives: number };
+
 /**
  * A cost budget in which fields that call the PIM cost far more than in-memory ones. GraphQL
  * Armor's cost limit weighs fields only by shape, and here every upstream field is a JSON leaf,
@@ -30,47 +35,57 @@ const callsUpstream = (type: GraphQLNamedType | undefined) => type?.name === 'JS
  * fan-out adds up but stays linear work); a cycle counts nothing here and is reported by
  * graphql-js' own NoFragmentCycles rule. An entity field counts once per selection, whatever the
  * number of representations: FEDERATION_MAX_REPRESENTATIONS and the per-request call cap bound those.
+ * The same walk counts the directives (GRAPHQL_MAX_DIRECTIVES), each spread's own with its fragment's: Armor's rule
+ * counted a fragment's again at each spread but not the spread's own, and 60 `...F @defer` passed a limit of 50.
  */
-export function createCostRule({ maxCost }: CostOptions) {
+export function createCostRule({ maxCost, maxDirectives }: CostOptions) {
   const rule: ValidationRule = (context) => ({
     OperationDefinition(operation) {
       const schema = context.getSchema();
-      const memo = new Map<string, number>();
+      const memo = new Map<string, Tally>();
       const visiting = new Set<string>();
-      const cost = (set: SelectionSetNode, parent: GraphQLNamedType | undefined): number => {
-        let sum = 0;
+      const tally = (set: SelectionSetNode, parent: GraphQLNamedType | undefined, sum: Tally): Tally => {
         for (const selection of set.selections) {
+          sum.directives += selection.directives?.length ?? 0;
           if (selection.kind === Kind.FIELD) {
             const type = fieldType(parent, selection.name.value);
-            sum += callsUpstream(type) ? upstreamFieldCost : fieldCost;
-            if (selection.selectionSet) sum += cost(selection.selectionSet, type);
+            sum.cost += callsUpstream(type) ? upstreamFieldCost : fieldCost;
+            if (selection.selectionSet) tally(selection.selectionSet, type, sum);
           } else if (selection.kind === Kind.INLINE_FRAGMENT) {
             const condition = selection.typeCondition && schema.getType(selection.typeCondition.name.value);
-            sum += cost(selection.selectionSet, condition ?? parent);
+            tally(selection.selectionSet, condition ?? parent, sum);
           } else {
             const name = selection.name.value;
             const fragment = context.getFragment(name);
             if (!fragment || visiting.has(name)) continue;
-            if (!memo.has(name)) {
+            let its = memo.get(name);
+            if (!its) {
               visiting.add(name);
-              memo.set(
-                name,
-                cost(fragment.selectionSet, schema.getType(fragment.typeCondition.name.value) ?? undefined),
-              );
+              const type = schema.getType(fragment.typeCondition.name.value) ?? undefined;
+              its = tally(fragment.selectionSet, type, { cost: 0, directives: fragment.directives?.length ?? 0 });
+              memo.set(name, its);
               visiting.delete(name);
             }
-            sum += memo.get(name)!;
+            sum.cost += its.cost;
+            sum.directives += its.directives;
           }
         }
         return sum;
       };
       // Only queries exist; anything else is refused by graphql-js before it costs anything.
       const root = operation.operation === 'query' ? schema.getQueryType() : undefined;
-      const total = cost(operation.selectionSet, root ?? undefined);
-      if (total > maxCost) {
+      const { cost, directives } = tally(operation.selectionSet, root ?? undefined, {
+        cost: 0,
+        directives: operation.directives?.length ?? 0,
+      });
+      if (cost > maxCost) {
         context.reportError(
-          refusal(`Query cost ${total} exceeds the limit of ${maxCost}`, 'GRAPHQL_VALIDATION_FAILED', operation),
+          refusal(`Query cost ${cost} exceeds the limit of ${maxCost}`, 'GRAPHQL_VALIDATION_FAILED', operation),
         );
+      }
+      if (directives > maxDirectives) {
+        const message = `Directives limit of ${maxDirectives} exceeded, found ${directives}.`;
+        context.reportError(refusal(message, 'GRAPHQL_VALIDATION_FAILED', operation));
       }
     },
   });

@@ -38,7 +38,6 @@ export interface AbuseLimits extends CostOptions {
   maxAliases: number;
   /** Lexer tokens of the whole document, checked while parsing. */
   maxTokens: number;
-  maxDirectives: number;
 }
 
 export interface AbuseLimitsOptions extends AbuseLimits {
@@ -47,15 +46,14 @@ export interface AbuseLimitsOptions extends AbuseLimits {
 }
 
 /**
- * Refuses hostile operations before they run: GraphQL Armor for depth, aliases, tokens and
- * directives, plus our own cost rule for upstream calls; every refusal is an HTTP 400.
+ * Refuses hostile operations before they run: GraphQL Armor for depth, aliases and tokens, plus our own rule for
+ * upstream calls and directives (cost.ts); every refusal is an HTTP 400.
  * The cap on distinct upstream calls per request lives with the loaders, where calls are known.
  */
 export function useAbuseLimits({
   maxDepth,
   maxAliases,
   maxTokens,
-  maxDirectives,
   blockSuggestions,
   ...cost
 }: AbuseLimitsOptions): Plugin {
@@ -70,7 +68,8 @@ export function useAbuseLimits({
           // Armor also passes an alias *named* `_entities`: one a selection set, as a response key is unique there.
           maxAliases: { n: maxAliases, allowList: ['_entities'], ...callbacks },
           maxTokens: { n: maxTokens, ...callbacks },
-          maxDirectives: { n: maxDirectives, ...callbacks },
+          // Counted with the cost (cost.ts): Armor's rule left out the directives of a fragment's second spread.
+          maxDirectives: { enabled: false },
           // Shape-only cost would count upstream fields as scalars; the rule below weighs them.
           costLimit: { enabled: false },
           // Armor's hides only `Did you mean "…"?`; ours (below) every form graphql-js writes.
