@@ -50,10 +50,10 @@ describe('deeply nested upstream JSON', () => {
     upstream.respond((_req, res) =>
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ text: `\\"${'['.repeat(5_000)}` })),
+        .end(JSON.stringify({ status: 200, meta: {}, data: { text: `\\"${'['.repeat(5_000)}` } })),
     );
     const { body } = await facade.post(query(1));
     expect(body.errors).toBeUndefined();
-    expect(body.data.deep.text).toHaveLength(5_002);
+    expect(body.data.deep.data.text).toHaveLength(5_002);
   });
 });
