@@ -8,6 +8,7 @@ import {
   type GraphQLField,
   type GraphQLResolveInfo,
   type GraphQLSchema,
+  type TypeNode,
 } from 'graphql';
 // The executor's own collection of an operation's root fields (Yoga's @graphql-tools/executor, whose version of
 // @graphql-tools/utils package.json keeps): graphql-js's merges every copy of a response key, where this one runs
@@ -100,6 +101,7 @@ export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
   field.resolve = (source, args: { representations: unknown[] }, context: Context & Admitted, info) => {
     admit(context, info);
     const { representations } = args;
+    markInexactKeyVariables(info, representations);
     return representations.map((representation, index) => {
       // A list item that is an Error becomes null with that error at the item's path.
       try {
@@ -141,6 +143,35 @@ function refuseInexactLiterals(schema: GraphQLSchema) {
     return value;
   };
 }
+
+// The types of a variable whose value is a key as an ID argument takes it (a string, an integer), or `_Any`'s own.
+const KEY_VARIABLE_TYPES = new Set(['ID', 'String', 'Int', '_Any']);
+
+/**
+ * A key field written in the document as a variable of another type (`catalogId: $k` with `$k: Float`, or an enum):
+ * graphql-js checks no variable's place inside a scalar's literal, and `_Any` reads its value untyped (catalog "7"
+ * from a Float 7, "OBJECT" from an enum). Marked as its literal would be, so keyOf refuses it at its own index.
+ */
+function markInexactKeyVariables(info: GraphQLResolveInfo, representations: unknown[]): void {
+  const value = info.fieldNodes[0]?.arguments?.find((argument) => argument.name.value === 'representations')?.value;
+  // A router sends the whole list as one `[_Any!]!` variable: nothing is written inside it.
+  if (value === undefined || value.kind === Kind.VARIABLE) return;
+  const items = value.kind === Kind.LIST ? value.values : [value];
+  items.forEach((item, index) => {
+    const representation = representations[index];
+    if (item.kind !== Kind.OBJECT || typeof representation !== 'object' || representation === null) return;
+    for (const { name, value: field } of item.fields) {
+      if (field.kind !== Kind.VARIABLE) continue;
+      const definition = info.operation.variableDefinitions?.find((d) => d.variable.name.value === field.name.value);
+      if (definition && !KEY_VARIABLE_TYPES.has(namedTypeOf(definition.type))) {
+        (representation as Record<string, unknown>)[name.value] = INEXACT;
+      }
+    }
+  });
+}
+
+const namedTypeOf = (type: TypeNode): string =>
+  type.kind === Kind.NAMED_TYPE ? type.name.value : namedTypeOf(type.type);
 
 // The operation's verdict on its representations, on its context (no WeakMap per request: request-slot.ts says why).
 const ADMITTED = Symbol('entities admitted');
