@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
@@ -21,6 +22,7 @@ const models: Record<string, new (object: any) => { validate(): void }> = {
   'v1/Service': Service,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
 };
 type EnvVar = { name: string; value?: string; valueFrom?: unknown };
 
@@ -175,6 +177,34 @@ describe('Kubernetes manifests', () => {
     expect(labels).toMatchObject(find('Service').spec.selector);
     const redis = find('Service', 'pim-graphql-facade-redis');
     expect(envOf(container.env).REDIS_URL).toBe(`redis://${redis.metadata.name}:${redis.spec.ports[0].port}`);
+  });
+
+  // Readiness follows the PIM (test/ecosystem/readiness-*.test.ts): in its outage every replica runs unready, and under
+  // the default policy (IfHealthyBudget) the eviction API refused every eviction: node drains waited for the PIM.
+  it('lets unready pods be evicted, so a PIM outage does not hold up node drains', () => {
+    expect(container.readinessProbe.httpGet.path).toBe('/readiness');
+    expect(find('PodDisruptionBudget').spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
+  });
+
+  // docs/configuration.md, HTTP_KEEP_ALIVE_TIMEOUT_MS: above the idle timeout of a proxy that keeps connections to the
+  // pods open (ingress-nginx's and an ALB's are 60 s), or now and then a 502; the public Service is an ingress's.
+  it('keeps idle connections open longer than the ingress in front does', () => {
+    expect(loadConfig(envOf(container.env)).http.keepAliveTimeoutMs).toBeGreaterThan(60_000);
+  });
+
+  // Redis holds answers the façade serves as the PIM's and the records that end revoked keys' copies, and asks for no
+  // password: any pod of the cluster could read, plant or flush them.
+  it('admits only the façade pods to Redis', () => {
+    const redisPods = find('Deployment', 'pim-graphql-facade-redis').spec.template.metadata.labels;
+    const policy = find('NetworkPolicy', 'pim-graphql-facade-redis');
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    expect(redisPods).toMatchObject(policy.spec.podSelector.matchLabels);
+    expect(policy.spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: deployment.spec.template.metadata.labels } }],
+        ports: [{ protocol: 'TCP', port: find('Service', 'pim-graphql-facade-redis').spec.ports[0].port }],
+      },
+    ]);
   });
 });
 
