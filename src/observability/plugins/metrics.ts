@@ -67,8 +67,9 @@ export function useMetrics({ metrics, path, label }: MetricsPluginOptions): Plug
         );
     },
     onExecute({ args }) {
-      const { type, name } = describeOperation(args.document, args.operationName);
-      const labels = { operation_type: type, operation_name: label(name) };
+      const { type, name, named } = describeOperation(args.document, args.operationName);
+      // An unnamed operation is `anonymous`, trusted documents or not, and takes none of the names seen.
+      const labels = { operation_type: type, operation_name: named ? label(name) : 'anonymous' };
       metrics.operations.inc(labels);
       // Timed here rather than with prom-client's startTimer, which allocates a timer, an hrtime pair and a label copy.
       const started = performance.now();
