@@ -85,6 +85,10 @@ export interface FacadeServer extends Server {
   shutdown(alongside?: Promise<void>): Promise<void>;
 }
 
+// The path of a target as logged, without its query: an absolute-form one (`http://user:password@host/graphql`,
+// refused before it is made a path) without its scheme and authority, which may hold a password.
+const loggedPath = (target: string) => target.split('?')[0]!.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '') || '/';
+
 // Node joins a repeated header as the Fetch API does (but Set-Cookie, which carries no credential).
 const headersOf = (req: IncomingMessage) => ({
   get: (name: string) => (req.headers[name] as string | undefined) ?? null,
@@ -124,7 +128,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
 
   // Each refusal of the server's own is logged and counted as Yoga's requests are, and echoes the request id.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, close = false) => {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = loggedPath(req.url ?? '/');
     const id = app.refused?.({ method: req.method ?? 'GET', path, id: headersOf(req).get('x-request-id') }, status);
     if (id !== undefined) res.setHeader('x-request-id', id);
     // A browser on a listed origin reads the refusal (its code, Retry-After) instead of a network error.
@@ -243,7 +247,10 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   // A refusal of node:http's own to a request whose head it read (408, a body too slow) names a listed origin too.
   // One whose head it could not read is logged and counted as the server's own refusals are, its method and path `-`.
   const refusedUnread = (req?: IncomingMessage) => (status: number) =>
-    void app.refused?.({ method: req?.method ?? '-', path: req?.url ?? '-', id: null }, status);
+    void app.refused?.(
+      { method: req?.method ?? '-', path: req?.url === undefined ? '-' : loggedPath(req.url), id: null },
+      status,
+    );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
     answerClientError(error, socket, (req) => app.corsHeaders?.(req.headers.origin) ?? {}, refusedUnread()),
   );
