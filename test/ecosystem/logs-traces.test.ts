@@ -137,7 +137,10 @@ describe('tracing', () => {
     await post('{ catalogProducts(catalogId: "MACHINERY", pageSize: 1) }');
     const operation = spans.getFinishedSpans().find((s) => s.kind === 1)!;
     expect(operation.name).toBe('query');
-    expect(operation.attributes).toEqual({ 'graphql.operation.type': 'query' });
+    expect(operation.attributes).toEqual({
+      'graphql.operation.type': 'query',
+      'http.request.header.x-request-id': [expect.any(String)],
+    });
   });
 
   it('continues the caller trace and passes it on to the PIM as traceparent', async () => {

@@ -20,6 +20,7 @@ import {
   type ResultPart,
 } from '../../plugins/operation.ts';
 import { isClientGone } from '../../errors.ts';
+import { requestIdOf } from './request-log.ts';
 
 /**
  * One server span per executed operation, named `query OperationName` (`query` without a name), continuing the caller's
@@ -50,7 +51,12 @@ export function useTracing({
       const { request } = args.contextValue as { request: Request };
       const parent = propagation.extract(context.active(), request.headers, headerGetter);
       // OpenTelemetry's GraphQL conventions: an operation without a name is named by its type alone.
-      const attributes = { 'graphql.operation.type': type, ...(named && { 'graphql.operation.name': clip(name) }) };
+      // The request id its log line and response carry, to go from one to the other (semantic conventions' header form).
+      const attributes = {
+        'graphql.operation.type': type,
+        ...(named && { 'graphql.operation.name': clip(name) }),
+        'http.request.header.x-request-id': [requestIdOf(request)],
+      };
       const span = tracer.startSpan(
         named ? `${type} ${label(name)}` : type,
         { kind: SpanKind.SERVER, attributes },
