@@ -95,6 +95,11 @@ export interface CallOptions {
    * outcome, and the PIM answering is that outcome); the trial's caller waits after it (steps/breaker.ts).
    */
   trial?: true | undefined;
+  /**
+   * Set by coalescing on a joiner's re-ask after the call it joined stopped waiting for the breaker's trial: when it
+   * began waiting (epoch ms), so it waits for the trial's outcome at most PIM_TIMEOUT_MS in all, not once more.
+   */
+  waitingSince?: number | undefined;
   /** Set by the breaker on its trial caller's re-ask: the attempts the retry step already made of this call. */
   attemptsMade?: number | undefined;
   /**

@@ -210,7 +210,9 @@ export function createBreaker({
       // Callers arriving while the trial is out wait in cockatiel for its outcome (and the probe's after it when the
       // trial proves nothing), at most `trialWaitMs`: one credential's trial held up (its Retry-After, its queue)
       // must not hold every other's calls. Each leaves at its own budget's end too, or when its client does.
-      const left = leaving(call, state === CircuitState.HalfOpen ? trialWaitMs : Infinity);
+      // A joiner asking again (coalesce.ts) has waited since it joined: the rest of its wait.
+      const waited = call.waitingSince === undefined ? 0 : Date.now() - call.waitingSince;
+      const left = leaving(call, state === CircuitState.HalfOpen ? Math.max(0, trialWaitMs - waited) : Infinity);
       // Only a half-open breaker's trial may hand an outcome that proves nothing over before the verdict is in (cockatiel
       // turns an open breaker half-open as it lets the trial call through, so an open one may be half-open next).
       const handover = probe ? Promise.withResolvers<Answer>() : undefined;

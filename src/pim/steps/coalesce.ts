@@ -108,6 +108,7 @@ export function createCoalescing({
       // A call that went out before the path was purged reads what the purge ended: a new one goes instead.
       if (flight && invalidatedSince(request.path) >= flight.sentAt) flight = undefined;
       const joining = flight !== undefined;
+      const joinedAt = joining ? Date.now() : 0;
       if (flight) flight.join(call);
       else flight = start(key, request, call);
       flight.waiters += 1;
@@ -127,7 +128,8 @@ export function createCoalescing({
               (wait !== undefined && wait < left);
             // Nor is anything asked again once the shutdown has let go of the calls.
             if (!notMine || left <= 0 || shutdown?.aborted) throw error;
-            if (!wait) return coalesced(request, call, true);
+            // Asked at once when the shared call stopped waiting for the breaker's trial: waiting since it joined.
+            if (!wait) return coalesced(request, { ...call, waitingSince: call.waitingSince ?? joinedAt }, true);
             return waitToRetry(wait, error, signal, shutdown).then(() => coalesced(request, call, true));
           })
         : flight.result;
