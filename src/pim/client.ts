@@ -159,7 +159,9 @@ export function createPimClient({
   const call = composeCall({
     answerLookup: cache && createAnswerLookup({ cache, onHit: () => stale?.onOutcome?.('hit'), invalidatedSince }),
     stale: stale?.layer,
-    coalescing: coalesce ? createCoalescing({ invalidatedSince, shutdown: stopping.signal }) : undefined,
+    coalescing: coalesce
+      ? createCoalescing({ invalidatedSince, shutdown: stopping.signal, trialWaitMs: requestTimeoutMs })
+      : undefined,
     breaker: breaker.layer,
     retry: createRetry({ ...resilienceOptions, shutdown: stopping.signal }),
     upstreamFaults,

@@ -96,10 +96,10 @@ export interface CallOptions {
    */
   trial?: true | undefined;
   /**
-   * Set by coalescing on a joiner's re-ask after the call it joined stopped waiting for the breaker's trial: when it
-   * began waiting (epoch ms), so it waits for the trial's outcome at most PIM_TIMEOUT_MS in all, not once more.
+   * Set by coalescing on a shared call: the breaker calls it once it lets the call through, no longer waiting for a
+   * half-open trial's outcome (coalesce.ts: a waiter that asked again stops counting its own wait then).
    */
-  waitingSince?: number | undefined;
+  onLetThrough?: (() => void) | undefined;
   /** Set by the breaker on its trial caller's re-ask: the attempts the retry step already made of this call. */
   attemptsMade?: number | undefined;
   /**

@@ -55,7 +55,7 @@ function leaving({ deadline, signal }: Parameters<Send>[1], waitMs: number) {
   let over = false;
   const giveUp = () => {
     // No verdict on the requests that joined this call later (coalesce.ts): they ask again, waiting on their own.
-    const error = pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT);
+    const error = trialOut();
     error.unwaitedMs = 0;
     reject(error);
   };
@@ -77,6 +77,8 @@ function leaving({ deadline, signal }: Parameters<Send>[1], waitMs: number) {
 }
 
 const TRIAL_OUT = new Error('the upstream circuit breaker is half-open and its trial call did not end in time');
+/** A call's wait for a half-open breaker's trial is over, without its outcome: a kept copy may stand in. */
+export const trialOut = () => pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT);
 
 // Thrown through cockatiel for an outcome that proves nothing of the PIM; never leaves this step.
 const UNPROVEN = new Error('neither an answer of the PIM nor a fault');
@@ -210,9 +212,7 @@ export function createBreaker({
       // Callers arriving while the trial is out wait in cockatiel for its outcome (and the probe's after it when the
       // trial proves nothing), at most `trialWaitMs`: one credential's trial held up (its Retry-After, its queue)
       // must not hold every other's calls. Each leaves at its own budget's end too, or when its client does.
-      // A joiner asking again (coalesce.ts) has waited since it joined: the rest of its wait.
-      const waited = call.waitingSince === undefined ? 0 : Date.now() - call.waitingSince;
-      const left = leaving(call, state === CircuitState.HalfOpen ? Math.max(0, trialWaitMs - waited) : Infinity);
+      const left = leaving(call, state === CircuitState.HalfOpen ? trialWaitMs : Infinity);
       // Only a half-open breaker's trial may hand an outcome that proves nothing over before the verdict is in (cockatiel
       // turns an open breaker half-open as it lets the trial call through, so an open one may be half-open next).
       const handover = probe ? Promise.withResolvers<Answer>() : undefined;
@@ -246,7 +246,8 @@ export function createBreaker({
     try {
       result = await breaker.execute(async () => {
         // It gave up waiting for the trial: not sent for nobody to read (a trial now, it is the probe's turn).
-        if (!started()) return provesNothing({ error: pimError('UPSTREAM_UNAVAILABLE', TRIAL_OUT) });
+        if (!started()) return provesNothing({ error: trialOut() });
+        call.onLetThrough?.();
         trial = breaker.state !== CircuitState.Closed;
         try {
           const result = await next(request, trial ? { ...call, trial } : call);

@@ -1,5 +1,6 @@
 import { budgetSpent, PimError } from '../rest/errors.ts';
 import type { Answer, CallOptions, JoinedShares, Layer } from '../rest/types.ts';
+import { trialOut } from './breaker.ts';
 import { waitToRetry, type RetryOptions } from './retry.ts';
 
 interface Flight {
@@ -15,6 +16,8 @@ interface Flight {
   join(call: CallOptions): void;
   /** Takes back what `join` lent, once the joiner leaves. */
   unjoin(call: CallOptions): void;
+  /** Told once the breaker lets the call through (CallOptions.onLetThrough); null after that. */
+  letThrough: { listeners: Set<() => void> | null };
 }
 
 // The shares of a flight's joiners (each with its joiners waiting), told to the queue (admission) while the call waits.
@@ -54,9 +57,12 @@ function joinedShares(first: CallOptions): JoinedShares & Pick<Flight, 'join' | 
 export function createCoalescing({
   invalidatedSince = () => 0,
   shutdown,
+  trialWaitMs = Infinity,
 }: Pick<RetryOptions, 'shutdown'> & {
   /** Epoch ms of the latest invalidation of a request path (POST /cache/invalidate). */
   invalidatedSince?: (path: string) => number;
+  /** How long a call waits for a half-open breaker's trial (the breaker's own bound, PIM_TIMEOUT_MS). */
+  trialWaitMs?: number;
 } = {}): Layer {
   return (next) => {
     const flights = new Map<string, Flight>();
@@ -64,10 +70,16 @@ export function createCoalescing({
     const start = (key: string, ...[request, call]: Parameters<typeof next>): Flight => {
       const controller = new AbortController();
       const joined = joinedShares(call);
+      // Called inside `next` below, before `flight` exists, when the breaker is closed.
+      const letThrough: Flight['letThrough'] = { listeners: new Set() };
+      const onLetThrough = () => {
+        for (const listener of letThrough.listeners ?? []) listener();
+        letThrough.listeners = null;
+      };
       let result: Promise<Answer>;
       try {
         // The first caller's budget bounds the shared call; every waiter gets its one Answer.
-        result = next(request, { ...call, signal: controller.signal, joined });
+        result = next(request, { ...call, signal: controller.signal, joined, onLetThrough });
       } catch (error) {
         result = Promise.reject(error);
       }
@@ -80,6 +92,7 @@ export function createCoalescing({
         sentAt: Date.now(),
         join: joined.join,
         unjoin: joined.unjoin,
+        letThrough,
       };
       const settle = () => {
         flight.settled = true;
@@ -99,8 +112,14 @@ export function createCoalescing({
       flight.controller.abort(reason);
     };
 
-    // `askedAgain`: a joiner's second try (below), which takes the next verdict as it is.
-    const coalesced = (request: Parameters<typeof next>[0], call: CallOptions, askedAgain = false): Promise<Answer> => {
+    // `askedAgain`: a joiner's second try (below), which takes the next verdict as it is. `waitingSince`: when that
+    // joiner began waiting for a half-open breaker's trial, which it waits for PIM_TIMEOUT_MS in all, not once more.
+    const coalesced = (
+      request: Parameters<typeof next>[0],
+      call: CallOptions,
+      askedAgain = false,
+      waitingSince?: number,
+    ): Promise<Answer> => {
       const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
       const key = `${call.partition} ${request.path}`;
@@ -129,18 +148,28 @@ export function createCoalescing({
             // Nor is anything asked again once the shutdown has let go of the calls.
             if (!notMine || left <= 0 || shutdown?.aborted) throw error;
             // Asked at once when the shared call stopped waiting for the breaker's trial: waiting since it joined.
-            if (!wait) return coalesced(request, { ...call, waitingSince: call.waitingSince ?? joinedAt }, true);
+            if (!wait) return coalesced(request, call, true, error.unwaitedMs === 0 ? joinedAt : undefined);
             return waitToRetry(wait, error, signal, shutdown).then(() => coalesced(request, call, true));
           })
         : flight.result;
       // A joiner whose budget ends before the shared call's (a background refresh has twice a call's time) leaves then.
       const outlived = call.deadline < flight.deadline;
-      if (!signal && !outlived) return result;
+      // Its own end of waiting for the trial, unless the breaker lets the call through first. Not the shared call's:
+      // another waiter, joined later, may wait longer.
+      const trialLeftMs =
+        waitingSince === undefined || !flight.letThrough.listeners
+          ? undefined
+          : trialWaitMs - (Date.now() - waitingSince);
+      if (!signal && !outlived && trialLeftMs === undefined) return result;
       return new Promise<Answer>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
+        let trialTimer: NodeJS.Timeout | undefined;
+        const through = () => clearTimeout(trialTimer);
         const done = () => {
           signal?.removeEventListener('abort', onAbort);
           clearTimeout(timer);
+          clearTimeout(trialTimer);
+          flight.letThrough.listeners?.delete(through);
         };
         const quit = (reason: unknown) => {
           done();
@@ -151,6 +180,10 @@ export function createCoalescing({
         const onAbort = () => quit(signal!.reason);
         signal?.addEventListener('abort', onAbort, { once: true });
         if (outlived) timer = setTimeout(() => quit(budgetSpent()), Math.max(0, call.deadline - Date.now()));
+        if (trialLeftMs !== undefined && Number.isFinite(trialLeftMs)) {
+          trialTimer = setTimeout(() => quit(trialOut()), Math.max(0, trialLeftMs));
+          flight.letThrough.listeners?.add(through);
+        }
         result.then(
           (value) => (done(), resolve(value)),
           (error: unknown) => (done(), reject(error)),
