@@ -84,7 +84,8 @@ const accepts = (headers: Headers, entry: Entry, now: number) => {
   return minFresh === undefined || entry.expiry.maxUntil - now >= minFresh * 1_000;
 };
 // Entries end two seconds before their answers' freshness says: the lifetimes the upstream step reports
-// are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer).
+// are whole seconds, off by up to 1.5 s (a rounded `Age`, then whole seconds taken off a kept answer); the entry's own
+// lifetime is counted to the millisecond from them.
 const marginS = 2;
 
 // What an entry holds, two bytes a character: its key and text, and beside them the tags it read (percent-encoded ids,
@@ -183,9 +184,10 @@ export function createResponseCache({
       return {
         onExecuteDone({ result, setResult }) {
           const expiry = pim?.expiry();
-          const freshness = expiry && freshnessAt(expiry);
-          const ttl = ((freshness?.maxAgeS ?? 0) - marginS) * 1_000;
-          if (!pim || !freshness || key === undefined || isAsyncIterable(result)) return;
+          // To the millisecond: freshnessAt's whole seconds round up, a second more than is left, which with the
+          // answers' own rounding outlasted the margin (test/performance/response-cache-rounding.test.ts).
+          const ttl = expiry ? expiry.maxUntil - Date.now() - marginS * 1_000 : 0;
+          if (!pim || !expiry || key === undefined || isAsyncIterable(result)) return;
           if (ttl <= 0 || result.errors?.length || result.data == null) return;
           const cacheControl = request.headers.get('cache-control');
           if (cacheControl !== null && directivesOf(cacheControl).has('no-store')) return;
