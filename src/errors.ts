@@ -206,6 +206,16 @@ export const refusalCode = (status: number): string => refusalCodes[status] ?? '
 /** The message of a 404: the one path that serves GraphQL (Yoga's endpoint). */
 export const notServedMessage = (graphqlPath: string): string => `Nothing is served here; GraphQL is at ${graphqlPath}`;
 
+/**
+ * The headers of a refusal the servers send themselves: JSON, never kept, never sniffed as anything else (a message
+ * may quote what the caller sent).
+ */
+export const refusalHeaders = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+} as const;
+
 /** The JSON body of an HTTP refusal: one error saying what to send instead, with the status's stable code. */
 export const refusalBody = (status: number, message: string): string =>
   JSON.stringify({ errors: [{ message, extensions: { code: refusalCode(status) } }] });

@@ -80,9 +80,12 @@ export function createYogaServer(
       ...(parts.responses ? [parts.responses] : []),
       ...(graphiql ? [graphiql.plugin] : []),
       // `Connection` is node:http's to set (hop by hop): Yoga's streamed answers said keep-alive over a shutdown's close.
+      // No answer is sniffed as another type than it says: an error message may quote what the caller sent.
       {
-        onResponse: ({ response }) =>
-          void (response.headers.has('connection') && response.headers.delete('connection')),
+        onResponse: ({ response }) => {
+          if (response.headers.has('connection')) response.headers.delete('connection');
+          response.headers.set('x-content-type-options', 'nosniff');
+        },
       },
       // Last: the rules every plugin before it adds are in its key (Yoga's own validation cache is off).
       useValidationCache(),

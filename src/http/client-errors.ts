@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { refusalBody } from '../errors.ts';
+import { refusalBody, refusalHeaders } from '../errors.ts';
 
 // What node:http refuses before any handler runs, by its error code; anything else is malformed HTTP.
 const refusals: Record<string, [status: number, message: string]> = {
@@ -55,9 +55,8 @@ function refuseOnSocket(socket: Duplex, status: number, message: string, headers
   const body = refusalBody(status, message);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-    'content-type: application/json; charset=utf-8',
+    ...Object.entries(refusalHeaders).map(([name, value]) => `${name}: ${value}`),
     `content-length: ${Buffer.byteLength(body)}`,
-    'cache-control: no-store',
     'connection: close',
     ...headers,
   ];

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ALL } from '../pim/cache/invalidations.ts';
 import { alsoEnded, catalogTag, classificationTag } from '../pim/cache/tags.ts';
+import { refusalHeaders } from '../errors.ts';
 
 export interface InvalidationOptions {
   /** CACHE_ADMIN_TOKEN: the bearer token a caller must send. */
@@ -123,6 +124,6 @@ function parseJson(text: string): unknown {
 }
 
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+  res.writeHead(status, { ...refusalHeaders, ...headers });
   res.end(JSON.stringify(body));
 }

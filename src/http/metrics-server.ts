@@ -3,7 +3,8 @@ import type { Duplex } from 'node:stream';
 import { answerClientError, answerConnect } from './client-errors.ts';
 import { createDrain } from './drain.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
-import { refusalBody } from '../errors.ts';
+import { refusalBody, refusalHeaders } from '../errors.ts';
+import { hostHeaders, oneHeaderMessage } from './request-head.ts';
 
 /** A scrape's answer: the registry in Prometheus text format. */
 export interface MetricsText {
@@ -36,9 +37,13 @@ export function createMetricsServer(
     requestTimeout: 10_000,
     connectionsCheckingInterval: 1_000,
     maxHeaderSize: 8_192,
+    // Refused below, with the JSON every other refusal has (Node's own 400 for it said nothing).
+    requireHostHeader: false,
   };
   const server = createServer(options, (req, res) => {
     requests.track(req, res, undefined);
+    const hosts = hostHeaders(req.rawHeaders);
+    if (hosts > 1 || (hosts === 0 && req.httpVersion === '1.1')) return refuse(res, 400, oneHeaderMessage('host'));
     if (invalidate && (req.url ?? '/').split('?')[0] === INVALIDATION_PATH) return invalidate(req, res);
     const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
     if (!found) return refuse(res, 404, `Nothing is served here; metrics are at ${path}`);
@@ -62,6 +67,6 @@ export function createMetricsServer(
 }
 
 function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, refusalHeaders);
   res.end(refusalBody(status, message));
 }

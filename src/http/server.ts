@@ -21,7 +21,7 @@ import {
 } from './request-head.ts';
 import { continueIfExpected, INVALIDATION_PATH } from './invalidate.ts';
 import { answerClientError, answerConnect } from './client-errors.ts';
-import { notServedMessage, refusalBody } from '../errors.ts';
+import { notServedMessage, refusalBody, refusalHeaders } from '../errors.ts';
 
 /** node:http limits and the shutdown grace; their defaults live in config.ts. */
 export interface HttpOptions {
@@ -143,12 +143,18 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       requestTimeout: requestTimeoutMs,
       // Node checks those two timeouts only this often (30 s by default), which would blunt them.
       connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
+      requireHostHeader: false,
     },
     (req, res) => {
       // Each response with its sending's progress, until it closes; a shutdown lets it finish.
       responses.track(req, res, { waiting: 0, since: Date.now() });
-      // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first).
-      if (hostHeaders(req.rawHeaders) > 1) return void refuse(req, res, 400, oneHeaderMessage('host'), true);
+      // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first); an
+      // HTTP/1.1 request without one is refused too (Node's own 400 for it said nothing, and was neither logged nor
+      // counted: requireHostHeader is off).
+      const hosts = hostHeaders(req.rawHeaders);
+      if (hosts > 1 || (hosts === 0 && req.httpVersion === '1.1')) {
+        return void refuse(req, res, 400, oneHeaderMessage('host'), true);
+      }
       // Not a path: the absolute form is served as the path it names (below). Any other (`*`, `*@host/x`) would put
       // its text in Yoga's URL before the path, past every check below (`*/metrics`; `*:x/` threw with a stack).
       const absolute = req.url!.charCodeAt(0) !== 47;
@@ -294,8 +300,7 @@ function cutStalled(open: Map<ServerResponse, Progress>, sendTimeoutMs: number):
 
 function send(res: ServerResponse, status: number, body: unknown, close = false): void {
   res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'cache-control': 'no-store',
+    ...refusalHeaders,
     // The unread body would otherwise be parsed as the next request on this connection.
     ...(close ? { connection: 'close' } : {}),
   });
