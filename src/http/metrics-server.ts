@@ -4,7 +4,7 @@ import { answerClientError, answerConnect } from './client-errors.ts';
 import { createDrain } from './drain.ts';
 import { INVALIDATION_PATH } from './invalidate.ts';
 import { refusalBody, refusalHeaders } from '../errors.ts';
-import { hostHeaders, oneHeaderMessage } from './request-head.ts';
+import { hostMissingOrTwice, oneHeaderMessage } from './request-head.ts';
 
 /** A scrape's answer: the registry in Prometheus text format. */
 export interface MetricsText {
@@ -42,8 +42,7 @@ export function createMetricsServer(
   };
   const server = createServer(options, (req, res) => {
     requests.track(req, res, undefined);
-    const hosts = hostHeaders(req.rawHeaders);
-    if (hosts > 1 || (hosts === 0 && req.httpVersion === '1.1')) return refuse(res, 400, oneHeaderMessage('host'));
+    if (hostMissingOrTwice(req)) return refuse(res, 400, oneHeaderMessage('host'));
     if (invalidate && (req.url ?? '/').split('?')[0] === INVALIDATION_PATH) return invalidate(req, res);
     const found = (req.url ?? '/').split('?')[0] === path && (req.method === 'GET' || req.method === 'HEAD');
     if (!found) return refuse(res, 404, `Nothing is served here; metrics are at ${path}`);

@@ -50,11 +50,15 @@ export function servedAsGet(req: IncomingMessage): void {
 export const sentMethod = (serverContext: unknown, method: string): string =>
   heads.has((serverContext as { req?: IncomingMessage } | undefined)?.req as IncomingMessage) ? 'HEAD' : method;
 
-/** How many Host headers a request's raw head has (Node keeps the first). */
-export function hostHeaders(raw: string[]): number {
+/**
+ * RFC 9112 §3.2: whether a request names no one host, so is refused with 400. Two Host headers leave which is meant to
+ * whoever reads them (Node keeps the first); an HTTP/1.1 request has one (the servers turn Node's own check off: its
+ * 400 said nothing, and was neither logged nor counted).
+ */
+export function hostMissingOrTwice({ rawHeaders: raw, httpVersion }: IncomingMessage): boolean {
   let count = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
-  return count;
+  return count > 1 || (count === 0 && httpVersion === '1.1');
 }
 
 // Lists by definition, whose lines a proxy splits or adds to: HTTP/2 splits Cookie (RFC 9113 §8.2.3).

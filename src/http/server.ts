@@ -7,7 +7,7 @@ import {
   codingMessage,
   fragmentMessage,
   createCredentialCheck,
-  hostHeaders,
+  hostMissingOrTwice,
   isKnownHost,
   messages,
   oneHeaderMessage,
@@ -148,13 +148,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     (req, res) => {
       // Each response with its sending's progress, until it closes; a shutdown lets it finish.
       responses.track(req, res, { waiting: 0, since: Date.now() });
-      // RFC 9112 §3.2: two Host headers leave which host is meant to whoever reads them (Node keeps the first); an
-      // HTTP/1.1 request without one is refused too (Node's own 400 for it said nothing, and was neither logged nor
-      // counted: requireHostHeader is off).
-      const hosts = hostHeaders(req.rawHeaders);
-      if (hosts > 1 || (hosts === 0 && req.httpVersion === '1.1')) {
-        return void refuse(req, res, 400, oneHeaderMessage('host'), true);
-      }
+      if (hostMissingOrTwice(req)) return void refuse(req, res, 400, oneHeaderMessage('host'), true);
       // Not a path: the absolute form is served as the path it names (below). Any other (`*`, `*@host/x`) would put
       // its text in Yoga's URL before the path, past every check below (`*/metrics`; `*:x/` threw with a stack).
       const absolute = req.url!.charCodeAt(0) !== 47;

@@ -8,7 +8,7 @@ import {
   type GraphQLField,
   type GraphQLResolveInfo,
   type GraphQLSchema,
-  type TypeNode,
+  typeFromAST,
 } from 'graphql';
 // The executor's own collection of an operation's root fields (Yoga's @graphql-tools/executor, whose version of
 // @graphql-tools/utils package.json keeps): graphql-js's merges every copy of a response key, where this one runs
@@ -163,15 +163,13 @@ function markInexactKeyVariables(info: GraphQLResolveInfo, representations: unkn
     for (const { name, value: field } of item.fields) {
       if (field.kind !== Kind.VARIABLE) continue;
       const definition = info.operation.variableDefinitions?.find((d) => d.variable.name.value === field.name.value);
-      if (definition && !KEY_VARIABLE_TYPES.has(namedTypeOf(definition.type))) {
+      const type = definition && getNamedType(typeFromAST(info.schema, definition.type));
+      if (type && !KEY_VARIABLE_TYPES.has(type.name)) {
         (representation as Record<string, unknown>)[name.value] = INEXACT;
       }
     }
   });
 }
-
-const namedTypeOf = (type: TypeNode): string =>
-  type.kind === Kind.NAMED_TYPE ? type.name.value : namedTypeOf(type.type);
 
 // The operation's verdict on its representations, on its context (no WeakMap per request: request-slot.ts says why).
 const ADMITTED = Symbol('entities admitted');

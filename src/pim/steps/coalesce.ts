@@ -16,8 +16,11 @@ interface Flight {
   join(call: CallOptions): void;
   /** Takes back what `join` lent, once the joiner leaves. */
   unjoin(call: CallOptions): void;
-  /** Told once the breaker lets the call through (CallOptions.onLetThrough); null after that. */
-  letThrough: { listeners: Set<() => void> | null };
+  /**
+   * Whether the breaker has let the call through (CallOptions.onLetThrough), and who to tell then: the waiters that
+   * asked again and count their own wait for a half-open trial (rare, so made only for them).
+   */
+  letThrough: { done: boolean; listeners?: Set<() => void> };
 }
 
 // The shares of a flight's joiners (each with its joiners waiting), told to the queue (admission) while the call waits.
@@ -71,10 +74,11 @@ export function createCoalescing({
       const controller = new AbortController();
       const joined = joinedShares(call);
       // Called inside `next` below, before `flight` exists, when the breaker is closed.
-      const letThrough: Flight['letThrough'] = { listeners: new Set() };
+      const letThrough: Flight['letThrough'] = { done: false };
       const onLetThrough = () => {
-        for (const listener of letThrough.listeners ?? []) listener();
-        letThrough.listeners = null;
+        if (letThrough.done) return;
+        letThrough.done = true;
+        letThrough.listeners?.forEach((listener) => listener());
       };
       let result: Promise<Answer>;
       try {
@@ -157,9 +161,7 @@ export function createCoalescing({
       // Its own end of waiting for the trial, unless the breaker lets the call through first. Not the shared call's:
       // another waiter, joined later, may wait longer.
       const trialLeftMs =
-        waitingSince === undefined || !flight.letThrough.listeners
-          ? undefined
-          : trialWaitMs - (Date.now() - waitingSince);
+        waitingSince === undefined || flight.letThrough.done ? undefined : trialWaitMs - (Date.now() - waitingSince);
       if (!signal && !outlived && trialLeftMs === undefined) return result;
       return new Promise<Answer>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
@@ -182,7 +184,7 @@ export function createCoalescing({
         if (outlived) timer = setTimeout(() => quit(budgetSpent()), Math.max(0, call.deadline - Date.now()));
         if (trialLeftMs !== undefined && Number.isFinite(trialLeftMs)) {
           trialTimer = setTimeout(() => quit(trialOut()), Math.max(0, trialLeftMs));
-          flight.letThrough.listeners?.add(through);
+          (flight.letThrough.listeners ??= new Set()).add(through);
         }
         result.then(
           (value) => (done(), resolve(value)),
