@@ -1,16 +1,17 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
   BREAK,
+  getNamedType,
   getOperationAST,
   GraphQLError,
   Kind,
+  typeFromAST,
   visit,
   type DirectiveNode,
   type DocumentNode,
   type ExecutionResult,
   type FragmentDefinitionNode,
   type SelectionSetNode,
-  type TypeNode,
   type ValidationContext,
   type ValueNode,
 } from 'graphql';
@@ -302,7 +303,8 @@ export function useExactIdVariables(): Plugin {
       const operation = getOperationAST(args.document, args.operationName);
       for (const definition of operation?.variableDefinitions ?? []) {
         const name = definition.variable.name.value;
-        if (namedType(definition.type) !== 'ID' || !inexactInteger(variables[name])) continue;
+        const type = getNamedType(typeFromAST(args.schema, definition.type));
+        if (type?.name !== 'ID' || !inexactInteger(variables[name])) continue;
         const message = `Variable "$${name}" holds an ID as a number past 2^53 - 1, which has no exact value; send it as a string`;
         // A request error, as graphql-js's own refusal of a variable: 400 under application/graphql-response+json.
         const extensions = { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } };
@@ -312,8 +314,6 @@ export function useExactIdVariables(): Plugin {
     },
   };
 }
-
-const namedType = (type: TypeNode): string => (type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type));
 
 // graphql-js refuses a number that is no integer itself; a list holds IDs too.
 const unsafeInteger = (value: unknown): boolean =>
