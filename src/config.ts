@@ -288,6 +288,15 @@ const layout = {
     // Requests one process serves at once; past it a request gets 503 at once rather than holding memory
     // for its whole budget behind a slow PIM (a burst of held requests could otherwise exhaust the heap).
     maxInFlight: env('HTTP_MAX_IN_FLIGHT', int(1, 1_000_000).default(1_000)),
+    // The names clients reach this server by; a Host naming another gets 421 (DNS rebinding, http/request-head.ts).
+    allowedHosts: env(
+      'HTTP_ALLOWED_HOSTS',
+      list
+        .refine((names) => names.every((name) => /^(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$/.test(name)), {
+          error: 'host names as clients send them, without port: catalog.example.com,*.example.com',
+        })
+        .default([]),
+    ),
     shutdownGraceMs: env('SHUTDOWN_GRACE_MS', int(0, 600_000).default(10_000)),
   },
   /** createObservability, and where main.ts serves the metrics. */

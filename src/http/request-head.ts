@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 
 // What a request's head must be before anything is served (its Host, its target, its body's size and coding), read
 // by http/server.ts in its order. Each check names what it keeps out.
@@ -10,6 +11,36 @@ const isHost = (host: string) => hostPattern.test(host) && URL.canParse(`http://
 // Clients send the same Host on every request: the last one found valid is not checked again.
 let lastHost: string | undefined;
 export const isKnownHost = (host: string) => host === lastHost || (isHost(host) && ((lastHost = host), true));
+/**
+ * Whether a request's Host names this server, by `allowed` (HTTP_ALLOWED_HOSTS: names, `*.example.com` for any name under
+ * it; empty, any host does). A page that rebinds its own DNS name to this server's address reaches it with that name in
+ * Host: the list keeps such a page from reading the catalog with the server's key (PIM_API_KEY) through a browser. An
+ * IP address, `localhost` and names under it never come from DNS, so always name this server (the probes use the pod's
+ * address). `host` is one isKnownHost took.
+ */
+export function createHostCheck(allowed: readonly string[]): (host: string) => boolean {
+  if (allowed.length === 0) return () => true;
+  const entries = allowed.map((entry) => entry.replace(/\.$/, ''));
+  const names = new Set(entries.filter((entry) => !entry.startsWith('*.')));
+  const suffixes = entries.filter((entry) => entry.startsWith('*.')).map((entry) => entry.slice(1));
+  const named = (host: string) => {
+    // As the WHATWG parser reads it (lower case, IPv4 in any of its spellings made dotted), without a final dot.
+    const name = new URL(`http://${host}`).hostname.replace(/\.$/, '');
+    if (name.startsWith('[') || isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost')) return true;
+    return names.has(name) || suffixes.some((suffix) => name.endsWith(suffix));
+  };
+  // Clients send the same few Host values: the verdicts of the last ones are kept, a bounded few.
+  const verdicts = new Map<string, boolean>();
+  return (host) => {
+    let verdict = verdicts.get(host);
+    if (verdict === undefined) {
+      verdict = named(host);
+      if (verdicts.size >= 64) verdicts.clear();
+      if (host.length <= 255) verdicts.set(host, verdict);
+    }
+    return verdict;
+  };
+}
 // The WHATWG parser also reads `\` as `/` in an http URL: a backslash anywhere is refused with them.
 export const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
@@ -17,6 +48,7 @@ export const unnormalPath = /\\|\/\/|(^|\/)(\.|%2e){1,2}(\/|$)/i;
 export const messages: Record<number, string> = {
   400: 'The Host header is not a valid host',
   404: 'Nothing is served at a path with empty, `.` or `..` segments, or a backslash',
+  421: 'This server does not answer to that Host name: ask by one of its own names or its address',
   411: 'A request body needs a Content-Length header',
   413: 'The request body is too large',
   417: 'Only `Expect: 100-continue` is understood: send the request without Expect',

@@ -7,6 +7,7 @@ import {
   codingMessage,
   fragmentMessage,
   createCredentialCheck,
+  createHostCheck,
   hostMissingOrTwice,
   isKnownHost,
   messages,
@@ -45,6 +46,8 @@ export interface HttpOptions {
   metricsPath: string | undefined;
   /** How long shutdown waits for requests in flight before closing their connections. */
   shutdownGraceMs: number;
+  /** The names a Host may give (`createHostCheck`); empty or absent, any; others get 421. */
+  allowedHosts?: readonly string[];
 }
 
 /** What the server needs of a finished app; `createApp()`'s result is one. */
@@ -111,6 +114,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
     metricsPath,
     shutdownGraceMs,
   } = options;
+  const namesThisServer = createHostCheck(options.allowedHosts ?? []);
   // Requests in flight per credential, while it has any: never more entries than requests in flight.
   const held = new Map<string, number>();
   // Requests let through to the app and not yet closed: what HTTP_MAX_IN_FLIGHT bounds. Not the drain's open
@@ -154,9 +158,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       const absolute = req.url!.charCodeAt(0) !== 47;
       if (absolute && !toOriginForm(req)) return void refuse(req, res, 400, targetMessage, true);
       // Every handler below builds a URL from Host; a malformed one would throw with a stack.
-      if (!isKnownHost(req.headers.host ?? 'localhost')) {
-        return void refuse(req, res, 400, messages[400]!, true);
-      }
+      const host = req.headers.host ?? 'localhost';
+      if (!isKnownHost(host)) return void refuse(req, res, 400, messages[400]!, true);
+      if (!namesThisServer(host)) return void refuse(req, res, 421, messages[421]!, true);
       // Checked before any route: a body Node would read and throw away is read all the same.
       const refusal = bodyRefusal(req, maxBodyBytes);
       if (refusal) return void refuse(req, res, refusal, messages[refusal]!, true);
