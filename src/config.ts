@@ -42,7 +42,7 @@ const servedPaths = /^\/(graphql|health|readiness|cache\/invalidate|graphiql-ass
 // (`accept`: the types a 406 lists, which the deletion of the tag header from every refusal took away), and those a
 // proxy or CDN acts on (nginx's X-Accel-Redirect redirects internally; Surrogate-Control and CDN-Cache-Control set TTLs).
 const reservedHeaders =
-  /^(x-accel-.*|surrogate-control|(.*-)?cdn-cache-control|content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|accept|www-authenticate|server|strict-transport-security|x-request-id)$/i;
+  /^(x-accel-.*|surrogate-control|(.*-)?cdn-cache-control|content-.*|access-control-.*|transfer-encoding|connection|keep-alive|upgrade|trailer|te|cache-control|pragma|expires|age|vary|etag|last-modified|date|set-cookie|location|retry-after|allow|accept|www-authenticate|server|strict-transport-security|x-content-type-options|referrer-policy|x-request-id)$/i;
 // Request headers that frame or route a call, or that each call sets itself (`Accept: application/json`, the request's
 // `x-request-id`, traced `traceparent`/`tracestate`): undici refuses to send some (every call failed), a forwarded
 // header's value is blanked out of every answer as a credential, and one new each request made a credential of its own
@@ -573,7 +573,7 @@ function toConfig({ inputs: e, ...groups }: Parsed<typeof layout>) {
 }
 
 /** Settings each valid alone whose combination would quietly do what nobody meant. */
-function unsafeCombination({ inputs, port, pimBaseUrl, observability, persisted, http }: Parsed<typeof layout>) {
+function unsafeCombination({ inputs, port, pimBaseUrl, observability, persisted, http, pim }: Parsed<typeof layout>) {
   if (inputs.nodeEnv === 'production' && !pimBaseUrl && !inputs.demo) {
     return 'PIM_BASE_URL is required when NODE_ENV=production (set PIM_DEMO=true to serve the bundled demo catalog)';
   }
@@ -586,6 +586,17 @@ function unsafeCombination({ inputs, port, pimBaseUrl, observability, persisted,
   if (http.headersTimeoutMs > http.requestTimeoutMs) {
     return `HTTP_HEADERS_TIMEOUT_MS (${http.headersTimeoutMs}) must not be above HTTP_REQUEST_TIMEOUT_MS (${http.requestTimeoutMs}): the head is part of the request`;
   }
+  // A share past its total would leave nothing free for the others, the very room it is there to keep.
+  const shares = [
+    ['PIM_MAX_CONCURRENCY', pim.maxConcurrency, inputs.maxConcurrencyPerCredential],
+    ['HTTP_MAX_IN_FLIGHT', http.maxInFlight, inputs.maxInFlightPerCredential],
+    ['PIM_MAX_INFLIGHT_BYTES', pim.byteLimits.maxInflightBytes, inputs.maxInflightBytesPerCredential],
+  ] as const;
+  for (const [name, total, share] of shares) {
+    if (share !== undefined && share > total) {
+      return `${name}_PER_CREDENTIAL (${share}) must not be above ${name} (${total}): it is one credential's share of it`;
+    }
+  }
   if (persisted.only && !persisted.path)
     return 'PERSISTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS_PATH, the manifest of the documents allowed';
   return undefined;
@@ -594,11 +605,16 @@ function unsafeCombination({ inputs, port, pimBaseUrl, observability, persisted,
 // A URL setting may carry a secret (a REDIS_URL password, a token or key someone put in PIM_BASE_URL): the
 // error line must not print it.
 function withoutSecrets(value: string | undefined): string | undefined {
+  // A value padded with blanks or quotes (an env file's) is refused with them shown; what follows them is masked.
+  const [, padding, rest] = /^([\s"'`]*)(.*)$/s.exec(value ?? '')!;
+  return value === undefined ? undefined : padding! + masked(rest!);
+}
+function masked(value: string): string {
   return (
     value
       // A password: everything up to the last `@` of the authority (a generated one may hold `/`, `#` or `?`), after
       // a user name that may hold an `@` itself (an e-mail address).
-      ?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/]*:).*@/is, '$1***@')
+      .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/]*:).*@/is, '$1***@')
       // A user name alone is likely a token (an `@` in it included).
       .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^:/]+@/i, '$1***@')
       // Any `@` the two above left (no `scheme://` before them: `user:password@host`, `rediss:/user:password@host`;
