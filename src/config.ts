@@ -122,9 +122,9 @@ const layout = {
         error:
           'an absolute http(s) URL such as https://tenant.example.com, without user, password, query or fragment (the key goes in PIM_API_KEY)',
       })
-      // The API root pasted whole would be called as /pxm/pimapi/v1/pxm/pimapi/v1/…: every field NOT_FOUND, and
-      // readiness content with the 404 its probe expects.
-      .refine((value) => !URL.canParse(value) || !/\/pxm(\/pimapi(\/v1)?)?\/*$/.test(new URL(value).pathname), {
+      // The API root pasted whole, or an endpoint's URL (the root and a resource), would be called as
+      // /pxm/pimapi/v1/…/pxm/pimapi/v1/…: every field NOT_FOUND, and readiness content with the 404 its probe expects.
+      .refine((value) => !URL.canParse(value) || !/\/pxm(\/pimapi(\/|$)|\/*$)/.test(new URL(value).pathname), {
         error:
           'the part of the service URL before /pxm, such as https://tenant.example.com (each call adds /pxm/pimapi/v1)',
       })
