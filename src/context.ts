@@ -30,9 +30,11 @@ export interface Allowance {
 // (`pim`) are built by the first operation that executes: a hit of the cache of results needs the bytes alone.
 interface RequestState extends Omit<PimContext, 'pim'> {
   pim?: PimApi;
-  /** The credential headers of the request's upstream calls, and their partition (its queue and byte share). */
+  /** The credential headers of the request's upstream calls, and their queue and byte share. */
   credential: Record<string, string>;
   queueKey: string;
+  /** The credential's partition while the PIM has not accepted it: its share inside the unproven keys' one. */
+  unproven: string | undefined;
   /** What the request's calls listen to, with `pim`. */
   calls?: AbortController;
   /** Streamed results (@defer/@stream) not yet ended. */
@@ -101,14 +103,20 @@ export function createContextFactory({
     if (known) return known;
     // Computed once per request: every call of it queues in the same partition, its bytes count in the same share.
     const credential = credentials.headers(request.headers);
-    const queueKey = credentials.partition(credential);
-    // In its credential's byte share once the PIM accepted the key; made-up keys (each a partition) share one, as at
-    // the door: each its own, they held the whole process cap with answers they never read, and real callers got none.
-    const upstreamBytes = client.openByteAccount(credentials.shareOf(queueKey));
+    // In its credential's share of the connections and bytes once the PIM accepted the key; made-up keys (each a
+    // partition) share one, as at the door. Each its own, they held the whole process cap with answers they never read,
+    // and every connection while the PIM took its time to refuse them: a real caller asking after them waited for all.
+    const partition = credentials.partition(credential);
+    const queueKey = credentials.shareOf(partition);
+    // Inside that one share each made-up (or new) key is a share of its own: a new key's burst holds up the first call
+    // of another for one call time at most, as in a credential's partition one request does another's.
+    const unproven = queueKey === partition ? undefined : partition;
+    const upstreamBytes = client.openByteAccount(queueKey);
     const representations = createAllowance(maxRepresentations);
     const state: RequestState = {
       credential,
       queueKey,
+      unproven,
       upstreamBytes,
       representations,
       streams: 0,
@@ -132,12 +140,12 @@ export function createContextFactory({
     const { request } = initial;
     const built = stateOf(initial);
     if (!built.pim) {
-      const { upstreamBytes, credential, queueKey } = built;
+      const { upstreamBytes, credential, queueKey, unproven } = built;
       // The request id travels upstream so PIM logs can be matched with ours.
       const headers = { ...credential, 'x-request-id': requestIdOf(request) };
       const queue = {
         queueKey,
-        queueShare: clientAddress(request.headers, clientIpHeader) ?? `request ${++requests}`,
+        queueShare: unproven ?? clientAddress(request.headers, clientIpHeader) ?? `request ${++requests}`,
       };
       // The request's own signal is the server adapter's Proxy, slow for every listener added or removed;
       // the calls of the request (coalescing, queue, undici) listen to a plain one that follows it.

@@ -15,20 +15,29 @@ const post = async (url: string, query: string, key?: string, signal?: AbortSign
 
 const codes = (body: Awaited<ReturnType<typeof post>>) => [...new Set(body.errors?.map((e) => e.extensions.code))];
 
-/** Answers key A after `ms`, everyone else at once. */
+/** Answers key A after `ms` once `slow()` says so, everyone else at once. */
 const slowFor =
-  (key: string, ms: number): UpstreamHandler =>
+  (key: string, ms: number, slow: () => boolean): UpstreamHandler =>
   (req, res) =>
-    req.headers['x-api-key'] === key ? faults.slowHeaders(ms)(req, res) : faults.ok(req, res);
+    slow() && req.headers['x-api-key'] === key ? faults.slowHeaders(ms)(req, res) : faults.ok(req, res);
+
+/**
+ * The PIM has answered each key once: each is then a credential of its own. Before, every key it has not accepted
+ * waits in one share, made-up ones with them (test/hardening/fair-made-up-keys-queue.test.ts).
+ */
+const known = (url: string, keys: string[]) =>
+  Promise.all(keys.map((key) => post(url, fields(`known-${key}`, 1), key)));
 
 describe('one credential cannot starve the others', () => {
   it("answers key B within 2 s while key A's burst fills the queue; the breaker stays closed, readiness 200", async () => {
-    const { facade } = await start(slowFor('A', 3_000), {
-      PIM_TIMEOUT_MS: '4000',
-      GRAPHQL_BUDGET_MS: '8000',
-      READINESS_MAX_AGE_MS: '500',
-    });
+    let slow = false;
+    const { facade } = await start(
+      slowFor('A', 3_000, () => slow),
+      { PIM_TIMEOUT_MS: '4000', GRAPHQL_BUDGET_MS: '8000', READINESS_MAX_AGE_MS: '500' },
+    );
     const url = facade.origin;
+    await known(url, ['A', 'B']);
+    slow = true;
     const burst = new AbortController();
     const a = Array.from({ length: 10 }, (_, r) => post(url, fields(`A${r}`, 15), 'A', burst.signal));
     const readiness: number[] = [];
@@ -66,6 +75,8 @@ describe('one credential cannot starve the others', () => {
       PIM_MAX_CONCURRENCY: '4',
       PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '2',
     });
+    await known(facade.origin, ['K1', 'K2']);
+    calls.peaks.clear();
     const bodies = await Promise.all(['K1', 'K2'].map((key) => post(facade.origin, fields(key, 6), key)));
     expect(bodies.flatMap(codes)).toEqual([]);
     expect(Object.fromEntries(calls.peaks)).toEqual({ K1: 2, K2: 2 });
