@@ -35,7 +35,7 @@ export interface LastKnownGoodOptions {
 
 /** The key of a partition's copy of a path's answer: `<partition> <path>` (a partition is a digest, no space in it). */
 export const keyOf = (partition: string, path: string) => `${partition} ${path}`;
-const partitionOf = (key: string) => key.slice(0, key.indexOf(' '));
+const partitionOf = (key: string) => key.slice(0, Math.max(0, key.indexOf(' ')));
 
 /**
  * The last good answer of every URL per credential (`key` holds both, {@link keyOf}): in memory, least recently
@@ -76,21 +76,38 @@ const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.
 /** Creates the {@link LastKnownGood} store. */
 export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
   const fail = (error: unknown) => void onError(error instanceof Error ? error : new Error(String(error)));
-  // Copies held per partition, which the copies bound: a partition is counted while it has one.
-  const held = new Map<string, number>();
-  const count = (key: string, by: number) => {
+  // The copies each partition holds (their weights, oldest kept first) and what they weigh together: a partition is
+  // here while it has one. One credential may hold three quarters of the bound, one copy a quarter, as the HTTP cache
+  // keeps its entries: a caller reading a few big pages (or many) pushes out its own oldest copies, never every other
+  // credential's, whose last good answers the next outage needs.
+  const held = new Map<string, { copies: Map<string, number>; bytes: number }>();
+  const shareBytes = Math.floor((maxBytes * 3) / 4);
+  const account = (key: string, weighs: number) => {
     const partition = partitionOf(key);
-    const now = (held.get(partition) ?? 0) + by;
-    if (now > 0) held.set(partition, now);
+    const mine = held.get(partition) ?? { copies: new Map<string, number>(), bytes: 0 };
+    mine.bytes += weighs - (mine.copies.get(key) ?? 0);
+    mine.copies.delete(key);
+    if (weighs > 0) mine.copies.set(key, weighs);
+    if (mine.copies.size > 0) held.set(partition, mine);
     else held.delete(partition);
   };
   const memory = new LRUCache<string, KeptAnswer>({
     maxSize: maxBytes,
     sizeCalculation: weight,
-    onInsert: (_entry, key, reason) => void (reason === 'add' && count(key, 1)),
-    // `set`: replaced by a newer copy, which onInsert does not count again.
-    dispose: (_entry, key, reason) => void (reason !== 'set' && count(key, -1)),
+    onInsert: (entry, key) => account(key, weight(entry, key)),
+    // `set`: replaced by a newer copy, which onInsert weighs anew.
+    dispose: (_entry, key, reason) => void (reason !== 'set' && account(key, 0)),
   });
+  // Makes room for a copy of `key` weighing `weighs` within its partition's share: its oldest copies go first.
+  const withinShare = (key: string, weighs: number) => {
+    const mine = held.get(partitionOf(key));
+    if (!mine) return;
+    for (const [oldest] of mine.copies) {
+      if (mine.bytes - (mine.copies.get(key) ?? 0) + weighs <= shareBytes) return;
+      if (oldest !== key) memory.delete(oldest);
+      else if (mine.copies.size === 1) return;
+    }
+  };
   const copies = shared && createBoundedKeys(shared.redis, 'lkg');
   // Keys whose copy the PIM ended (401, 403, 404, 410) while Redis could not take the delete (demoted, away, silent):
   // when it was ended. A copy in Redis produced no later is that ended copy, which must not come back at the next
@@ -123,10 +140,12 @@ export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }
   const lastUse = (entry: KeptAnswer) => Math.max(entry.errorUntil, entry.revalidateUntil);
   const remember = (key: string, entry: KeptAnswer) => {
     const ttl = lastUse(entry) - Date.now();
-    // Bigger than the whole bound: LRUCache would refuse it anyway, after evicting nothing. The older copy it
-    // replaces goes all the same: it must not stand in for the newer answer.
-    if (ttl > 0 && weight(entry, key) <= maxBytes) memory.set(key, entry, { ttl });
-    else memory.delete(key);
+    const weighs = weight(entry, key);
+    // Bigger than a quarter of the bound: not kept. The older copy it replaces goes all the same: it must not stand in
+    // for the newer answer.
+    if (ttl <= 0 || weighs > maxBytes / 4) return void memory.delete(key);
+    withinShare(key, weighs);
+    memory.set(key, entry, { ttl });
   };
   // Whether Redis holds a copy produced after `at` (read after an invalidation at `at`, by another instance): an answer
   // to a call sent before it must neither replace nor end that copy. Unreadable: taken as one, which stays. Undefined
