@@ -188,11 +188,13 @@ interface Part {
   extensions?: Record<string, unknown>;
 }
 
-// Each stale field goes in the part that delivers it (the last part takes any left over): a deferred one may be read
-// before an earlier part goes out.
+// Each stale field is first listed in the part that delivers it (the last part takes any left over): a deferred one may
+// be read before an earlier part goes out. A part that lists one lists those of the parts before it too: clients merge
+// the parts' `extensions` shallowly (urql), so a list of its own fields alone would hide the earlier parts' from them.
 function markedStale(parts: AsyncIterable<Part>, pim: PimApi) {
   let told = 0;
   let waiting: StaleField[] = [];
+  let listed: StaleField[] = [];
   return mapAsyncIterator(parts[Symbol.asyncIterator](), (part) => {
     const stale = pim.stale();
     if (stale.length > told) waiting = [...waiting, ...stale.slice(told)];
@@ -200,7 +202,8 @@ function markedStale(parts: AsyncIterable<Part>, pim: PimApi) {
     const here = part.hasNext === false ? waiting : waiting.filter((field) => delivers(part, field.path));
     if (here.length === 0) return part;
     waiting = waiting.filter((field) => !here.includes(field));
-    return { ...part, extensions: { ...part.extensions, stale: here } };
+    listed = [...listed, ...here];
+    return { ...part, extensions: { ...part.extensions, stale: listed } };
   });
 }
 
