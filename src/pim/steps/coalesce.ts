@@ -126,7 +126,10 @@ export function createCoalescing({
     ): Promise<Answer> => {
       const { signal } = call;
       if (signal?.aborted) return Promise.reject(signal.reason);
-      const key = `${call.partition} ${request.path}`;
+      // A call of a key the PIM had not accepted waits in the unproven keys' queue share: a request of that key made
+      // once the PIM accepted it does not join it there (it would wait behind made-up keys), it sends its own.
+      const queued = call.queueKey === undefined || call.queueKey === call.partition ? '' : `${call.queueKey}\0`;
+      const key = `${queued}${call.partition} ${request.path}`;
       let flight = flights.get(key);
       // A call that went out before the path was purged reads what the purge ended: a new one goes instead.
       if (flight && invalidatedSince(request.path) >= flight.sentAt) flight = undefined;
