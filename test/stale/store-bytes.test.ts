@@ -12,10 +12,14 @@ const heapUsed = () => (gc(), gc(), process.memoryUsage().heapUsed);
 // least what it holds. It counted 64 bytes an entry beyond its text and key, which took some 300 more, so
 // small answers held 3.3 times their count; and a text with one character past Latin-1 (a €) takes 2 bytes each.
 describe('the stale-answer store counts', () => {
+  // A credential holds one copy or many: each credential's share of the store has bookkeeping of its own.
+  const oneCredential = (i: number) => `partition-of-a-caller /pxm/pimapi/v1/catalogs/C${i}/products/search`;
+  const ownCredential = (i: number) => `${String(i).padStart(22, 'p')} /pxm/pimapi/v1/catalogs/C${i}/products/search`;
   it.each([
-    ['small answers', 40, 'x'],
-    ['answers with a € in them', 2_000, '€'],
-  ])('at least the heap its entries hold: %s', (_name, length, filler) => {
+    ['small answers', 40, 'x', oneCredential],
+    ['answers with a € in them', 2_000, '€', oneCredential],
+    ['small answers, each of a credential of its own', 40, 'x', ownCredential],
+  ])('at least the heap its entries hold: %s', (_name, length, filler, keyOf) => {
     const store = createLastKnownGood({
       maxBytes: 2 ** 40,
       redisMaxBytes: 0,
@@ -28,7 +32,7 @@ describe('the stale-answer store counts', () => {
     for (let i = 0; i < count; i++) {
       // Decoded from bytes, as answers arrive: flat strings, not the ropes a concatenation makes.
       const text = Buffer.from(`{"data":"${filler.repeat(length)}","n":${i}}`).toString();
-      const key = Buffer.from(`partition-of-a-caller\n/pxm/pimapi/v1/catalogs/C${i}/products/search`).toString();
+      const key = Buffer.from(keyOf(i)).toString();
       store.keep(key, {
         text,
         storedAt: now,

@@ -70,8 +70,9 @@ export interface LastKnownGood {
 }
 
 // Two bytes a character: one past Latin-1 (a €, a typographic quote) makes V8 keep the whole string so. Measured,
-// the entry's object, its times and the LRU's bookkeeping take some 250 bytes more.
-const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.length) + 384;
+// the entry's object, its times and the LRU's bookkeeping take some 250 bytes more, and a credential's share's
+// (below) some 300 when each credential holds one copy (a token per user).
+const weight = (entry: KeptAnswer, key: string) => 2 * (entry.text.length + key.length) + 512;
 
 /** Creates the {@link LastKnownGood} store. */
 export function createLastKnownGood({ maxBytes, redisMaxBytes, shared, onError }: LastKnownGoodOptions): LastKnownGood {
