@@ -43,7 +43,7 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     ...pim,
     baseUrl: config.pimBaseUrl,
     credentialHeaders: credentials.names,
-    cache: pim.cache && { ...pim.cache, onError: redisFailed('cache') },
+    cache: pim.cache && { ...pim.cache, onError: redisFailed('cache'), refusedSince: credentials.refusedSince },
     // Any invalidation, here or on another instance, ends every cached result; they refill from fresh answers.
     stale: { ...pim.stale, onError: redisFailed('stale'), onInvalidation: () => responses?.invalidate(ALL), onOutcome },
     telemetry: observability.telemetry,

@@ -30,6 +30,11 @@ export interface UpstreamCredentials {
   /** The PIM refused a call of this partition (401): its key no longer counts as real (the server's aside). */
   refused(partition: string): void;
   /**
+   * Epoch ms of the PIM's latest 401 to a key it had accepted (the server's aside), else 0: what the caches hold of that
+   * key from before is not served (the PIM has said no to it; a cached answer may stay fresh for hours).
+   */
+  refusedSince(partition: string): number;
+  /**
    * The share a request counts in at the door (HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL): its partition once the PIM has
    * accepted its key, else one share for every key not seen accepted, so made-up keys (each a partition of its
    * own) cannot take every slot with requests that never reach the PIM.
@@ -71,6 +76,8 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   // last answer: past the bound the key answered longest ago goes, never every key at once (a PIM that checks no
   // X-API-KEY answers a new Authorization per request, each a partition of its own).
   const accepted = new LRUCache<string, true>({ max: MAX_DIGESTS });
+  // Only keys it had accepted: a made-up key holds nothing cached, and its 401s must not push a revoked key's out.
+  const refusedAt = new LRUCache<string, number>({ max: MAX_DIGESTS });
   // Read as a use: a key served from the caches, whose calls the PIM no longer answers, is in use all the same.
   const shareOf = (share: string) =>
     share === serverShare || accepted.get(share) !== undefined ? share : UNPROVEN_KEYS;
@@ -83,8 +90,10 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
       if (share !== serverShare) accepted.set(share, true);
     },
     refused(share) {
+      if (accepted.has(share)) refusedAt.set(share, Date.now());
       accepted.delete(share);
     },
+    refusedSince: (share) => (refusedAt.size === 0 ? 0 : (refusedAt.get(share) ?? 0)),
     doorShare(incoming) {
       return shareOf(partition(headers(incoming)));
     },

@@ -125,7 +125,7 @@ export function createResponseCache({
   const batches = batching ? batchMarks() : undefined;
   const format = tagFormat(surrogateKeyHeader);
   // Undefined for variables JSON.stringify cannot write (nested deeper than its stack, which JSON.parse is not).
-  const keyOf = (params: GraphQLParams, headers: Headers) => {
+  const keyOf = (params: GraphQLParams, credential: string) => {
     // Anything else (an array nested thousands deep would overflow join's toString) is Yoga's to refuse.
     const { query, operationName } = params as { query: unknown; operationName: unknown };
     if (typeof query !== 'string' || (operationName != null && typeof operationName !== 'string')) return undefined;
@@ -138,7 +138,7 @@ export function createResponseCache({
       return undefined;
     }
     // The one-way key the upstream cache uses: everything forwarded, so no credential sees another's entry.
-    return [partition(credentials.headers(headers)), operationName ?? '', variables, query].join('\n');
+    return [credential, operationName ?? '', variables, query].join('\n');
   };
   // One result takes at most a sixteenth: a single request (aliases of one large page) cannot empty the cache.
   const entries = new LRUCache<string, Entry>({
@@ -155,9 +155,12 @@ export function createResponseCache({
     onParams({ params, request, context, setParamsHandler }) {
       if (params.query === undefined || batches?.isBatch(request)) return;
       const marks = context as Marks;
-      const key = (marks[KEY] = keyOf(params, request.headers));
+      const of = partition(credentials.headers(request.headers));
+      const key = (marks[KEY] = keyOf(params, of));
       const entry = key === undefined ? undefined : entries.get(key);
       if (!entry || !accepts(request.headers, entry, Date.now())) return;
+      // Stored before the PIM refused the key: executed, it gets the PIM's refusal.
+      if (entry.storedAt <= credentials.refusedSince(of)) return;
       // An invalidation before the hit goes out (it may wait, for an APQ registration in Redis) ends what it claims.
       const found = generation;
       // Sent, the text weighs what executing it would: past the request's (or its credential's, or the process's) bytes it is a miss,

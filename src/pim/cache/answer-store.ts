@@ -28,7 +28,7 @@ export interface AnswerStore {
   /** Notes a fresh hit of the HTTP cache; `bytes` is its body's size, the entry's weight until its body is parsed. */
   fresh(key: string, result: GetResult, bytes: number): void;
   /** The answer for `key` (its body frozen, its lifetime what is left) if fresh and the Vary headers match. */
-  lookup(key: string, headers: Headers): Answer | undefined;
+  lookup(key: string, headers: Headers, notBefore?: number): Answer | undefined;
   /** Keeps the parsed body of a 2xx answer if {@link fresh} opened an entry for it. */
   remember(key: string, headers: Headers, answer: Answer): void;
   forget(key: string): void;
@@ -56,9 +56,9 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       const freshness = freshnessOf(headers, String(Math.round((at - cachedAt) / 1000)));
       answers.set(key, { staleAt, vary, freshness, at }, { size: held(key, bytes), ttl: ttlUntil(staleAt) });
     },
-    lookup(key, headers) {
+    lookup(key, headers, notBefore = 0) {
       const entry = answers.get(key);
-      if (!usable(entry, headers) || entry.body === undefined) return undefined;
+      if (!usable(entry, headers) || entry.body === undefined || entry.at <= notBefore) return undefined;
       const { body, size, weight } = entry as Required<Entry>;
       return { body, size, weight, freshness: aged(entry.freshness, Date.now() - entry.at) };
     },

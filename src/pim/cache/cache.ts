@@ -37,6 +37,8 @@ export interface HttpCacheOptions {
   onError: (error: Error) => void;
   /** Epoch ms of the latest invalidation of a request path: responses stored before it are misses. */
   invalidatedSince: (path: string) => number;
+  /** Epoch ms the PIM last refused a partition's key (UpstreamCredentials.refusedSince): its older entries are misses. */
+  refusedSince?: ((partition: string) => number) | undefined;
 }
 
 /**
@@ -101,7 +103,8 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   // not stored, though it arrives after. undici hands one call's lookup and the write of its answer (and the
   // lookup again after a 304) the same key object, so the mark is the call's own and goes with it.
   const sentAt = new WeakMap<CacheKey, number>();
-  const keys = { partition: credentialKey, names: new Set(options.credentialHeaders) };
+  const refusedSince = options.refusedSince ?? (() => 0);
+  const keys = { partition: credentialKey, names: new Set(options.credentialHeaders), refusedSince };
   const store = partitionByCredential(inner, keys, answers, options.invalidatedSince, sentAt);
   const interceptor = interceptors.cache({
     store,
@@ -117,7 +120,7 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   const answerKey = (path: string, partition: string) => `${prefix}${path}#${partition}`;
   return {
     interceptor,
-    lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers),
+    lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers, refusedSince(partition)),
     remember: (path, partition, headers, answer) => answers.remember(answerKey(path, partition), headers, answer),
     forgetAnswers: () => answers.clear(),
     drop: async (path, headers) =>
@@ -131,7 +134,11 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
 // stored before an invalidation of its tags is a miss; the next answer overwrites it.
 function partitionByCredential(
   store: CacheStore,
-  credentials: { partition: HttpCacheOptions['credentialKey']; names: ReadonlySet<string> },
+  credentials: {
+    partition: HttpCacheOptions['credentialKey'];
+    names: ReadonlySet<string>;
+    refusedSince: (partition: string) => number;
+  },
   answers: AnswerStore,
   invalidatedSince: HttpCacheOptions['invalidatedSince'],
   sentAt: WeakMap<CacheKey, number>,
@@ -140,7 +147,9 @@ function partitionByCredential(
   const privateKey = (key: CacheKey, of = partition(key)): CacheKey => ({ ...key, path: `${key.path}#${of}` });
   const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
   const found = (key: CacheKey, of: string, stored: GetResult | undefined) => {
-    if (!stored || stored.cachedAt <= invalidatedSince(key.path)) return undefined;
+    // Stored before an invalidation of its path, or before the PIM refused its key: the PIM would not answer it so.
+    if (!stored || stored.cachedAt <= Math.max(invalidatedSince(key.path), credentials.refusedSince(of)))
+      return undefined;
     const result = withoutStaleDirectives(stored);
     const bytes = byteLength(result.body);
     if (bytes !== undefined) answers.fresh(answerKey(key, of), result, bytes);
