@@ -5,7 +5,6 @@ import {
   getOperationAST,
   GraphQLError,
   Kind,
-  TokenKind,
   typeFromAST,
   visit,
   type DirectiveNode,
@@ -265,14 +264,11 @@ function useValidationGuard(): Plugin {
   return {
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
-        let document: DocumentNode;
         try {
-          document = parseFn(source, options);
+          return parseFn(source, options);
         } catch (error) {
           throw error instanceof RangeError ? tooDeep('GRAPHQL_PARSE_FAILED') : error;
         }
-        if (longName(document)) throw tooLong;
-        return document;
       });
     },
     onValidate({ validateFn, setValidationFn }) {
@@ -287,21 +283,6 @@ function useValidationGuard(): Plugin {
       });
     },
   };
-}
-
-/**
- * graphql-js quotes names in its refusals, the operation's in each unused or undefined variable's: a name of 60 KB (one
- * token, so within GRAPHQL_MAX_TOKENS) beside 95 unused variables made a 5.7 MB answer, and held as much in the cached
- * validation result. No schema name is that long, nor any operation name a client writes.
- */
-const MAX_NAME_LENGTH = 256;
-const tooLong = refusal(`A name is at most ${MAX_NAME_LENGTH} characters`, 'GRAPHQL_PARSE_FAILED');
-function longName(document: DocumentNode): boolean {
-  // Run once per document text: parsed documents are cached.
-  for (let token = document.loc?.startToken ?? null; token; token = token.next) {
-    if (token.kind === TokenKind.NAME && token.value.length > MAX_NAME_LENGTH) return true;
-  }
-  return false;
 }
 
 // graphql-js' own abort error (its message without the error-count prefix) carries no code to tell it by.
