@@ -47,6 +47,8 @@ it('still turns unready when the PIM freezes while callers hold every upstream s
     READINESS_MAX_AGE_MS: '100',
     PIM_CACHE: 'false',
     PIM_MAX_CONCURRENCY: '4',
+    // The PIM never answers, so never accepts the keys: they wait in one share, which here may hold every slot.
+    PIM_MAX_CONCURRENCY_PER_CREDENTIAL: '4',
     PIM_TIMEOUT_MS: '1000',
     GRAPHQL_BUDGET_MS: '60000',
   });

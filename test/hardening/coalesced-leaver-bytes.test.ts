@@ -86,6 +86,9 @@ async function scenario(first: First) {
       body: JSON.stringify({ query }),
       signal,
     });
+  // The PIM has answered the key: both requests wait in its own queue share, so request 2 may join request 1's call (a
+  // key the PIM had not accepted when request 1 began waits in another share, which a request made since does not join).
+  await (await post('{ catalogProducts(catalogId: "warm") }', 'key-a')).text();
   // Request 1 starts the shared call (after one 100 KB answer sent under eight aliases, read once, in the third
   // case); request 2 (same key) joins it: its other field reaches the PIM only once its load of `shared` went through
   // coalescing (one DataLoader batch), and no second `shared` call goes out.
