@@ -52,6 +52,7 @@ export function createYogaServer(
   // GraphiQL's files are looked up only where GraphiQL is served: production start-up never touches them.
   const paths = yogaPaths(config);
   const graphiql = paths.assets ? createGraphiQLAssets() : undefined;
+  const caches = documentCaches();
   // Where suggestions are hidden the schema is (production): no error names what introspection would show.
   const mask: MaskError = config.limits.blockSuggestions
     ? (error, message, isDev) => withoutSchemaNames(maskError(error, message, isDev))
@@ -88,9 +89,9 @@ export function createYogaServer(
         },
       },
       // Last: the rules every plugin before it adds are in its key (Yoga's own validation cache is off).
-      useValidationCache(),
+      useValidationCache(caches.documentCache),
     ],
-    parserAndValidationCache: documentCaches(),
+    parserAndValidationCache: caches,
     maskedErrors: { maskError: mask },
     batching: config.batching ? { limit: MAX_BATCH_OPERATIONS } : false,
     cors: corsFor(config.corsOrigins),

@@ -55,7 +55,7 @@ const MAX_RULE_LISTS = 8;
  * document, going with the document as Yoga's does. Last of the plugins, where Yoga's ran: every rule the others add
  * is in the list, and its result is stored after their hooks.
  */
-export function useValidationCache(): Plugin {
+export function useValidationCache(documents?: CacheOptions['documentCache']): Plugin {
   const lists: Array<{
     rules: readonly ValidationRule[];
     results: WeakMap<GraphQLSchema, WeakMap<DocumentNode, unknown>>;
@@ -76,9 +76,27 @@ export function useValidationCache(): Plugin {
       if (!byDocument) bySchema.set(schema, (byDocument = new WeakMap()));
       const cached = byDocument.get(documentAST);
       if (cached) return void setResult(cached as Parameters<typeof setResult>[0]);
-      return ({ result }) => void (result != null && byDocument.set(documentAST, result));
+      return ({ result }) => {
+        if (result == null) return;
+        byDocument.set(documentAST, result);
+        if (result.length > 0) weighRefused(documents, documentAST, result.length);
+      };
     },
   };
+}
+
+/**
+ * A refused document keeps graphql-js's own errors reachable while it is cached, which quote what it names: the
+ * operation's name in each unused variable's (95 of them quoting a 60 KB name held 6 MB). Counted at the document's
+ * text again for each error, a refused document holds its share of the bound, or, heavier than it, is not kept.
+ */
+function weighRefused(documents: CacheOptions['documentCache'], document: DocumentNode, errors: number) {
+  const text = document.loc?.source.body;
+  if (!(documents instanceof LRUCache) || text === undefined || documents.peek(text) !== document) return;
+  const size = textBytes(text) * (errors + 1) + BYTES_PER_TOKEN * tokens(document);
+  // Set anew: LRUCache keeps the size an entry had when the same value is set again.
+  documents.delete(text);
+  documents.set(text, document, { size });
 }
 
 function sameRules(a: readonly ValidationRule[], b: readonly ValidationRule[]): boolean {

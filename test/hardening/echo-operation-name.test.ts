@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { DOCUMENT_CACHE_BYTES } from '../../src/plugins/document-cache.ts';
 import { useFacade } from '../helpers/facade.ts';
+import { heapInUse } from '../helpers/heap.ts';
 
 // graphql-js names the operation in every "never used" / "not defined" refusal. The name is one token of any length:
 // a 60 KB name and 95 unused variables (about 400 tokens, under GRAPHQL_MAX_TOKENS and HTTP_MAX_BODY_BYTES) make
@@ -23,6 +25,19 @@ describe('a refusal that quotes the operation name', () => {
     expect(servers.upstream.requests).toHaveLength(0);
     // Clipped names (or one refusal) keep the answer near the request's size; as is, it is ~94 times it (5.7 MB).
     expect(answer.text.length).toBeLessThan(4 * body.length);
+  });
+
+  it('keeps the cache of documents within its bytes: refused documents do not pin their echoed errors', async () => {
+    // Warm up (compiled code, pools), then send 12 distinct such documents: each is cached with its validation result.
+    await servers.facade.postBody({ query: hostile(1_000) }, accept);
+    const before = await heapInUse();
+    for (let i = 0; i < 12; i++) {
+      const answer = await servers.facade.postBody({ query: hostile(i + 1) }, accept);
+      expect(answer.status).toBe(400);
+    }
+    const held = (await heapInUse()) - before;
+    // The caches promise DOCUMENT_CACHE_BYTES (16 MiB) for documents and their validation results together.
+    expect(held).toBeLessThan(DOCUMENT_CACHE_BYTES * 1.5);
   });
 
   it('a long name in a valid operation is served', async () => {
