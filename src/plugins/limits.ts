@@ -111,13 +111,18 @@ const repeatsDropped: typeof schemaNamesHidden = ({ valid, result, setResult }) 
  * variable's: one name of 60 KB (one token) beside 95 unused variables made a 5.7 MB answer to a 61 KB request. Each
  * quoted text is cut to 100 characters, the message to 1,000.
  */
+// The first `length` UTF-16 units of `text`, one fewer where they would end inside a pair (half an emoji).
+const cut = (text: string, length: number) => {
+  const code = text.charCodeAt(length - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
+};
 const clipped = <E extends Error>(error: E): E => {
   if (error.message.length <= 200 || !(error instanceof GraphQLError)) return error;
   const message = error.message.replace(/"((?:[^"\\]|\\.)*)"/g, (quoted: string, text: string) =>
-    text.length > 100 ? `"${text.slice(0, 100)}…"` : quoted,
+    text.length > 100 ? `"${cut(text, 100)}…"` : quoted,
   );
   const { nodes, source, positions, path, originalError, extensions } = error;
-  const short = message.length > 1_000 ? `${message.slice(0, 1_000)}…` : message;
+  const short = message.length > 1_000 ? `${cut(message, 1_000)}…` : message;
   return new GraphQLError(short, { nodes, source, positions, path, originalError, extensions }) as Error as E;
 };
 

@@ -45,4 +45,16 @@ describe('a refusal that quotes the operation name', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.data).toEqual({ __typename: 'Query' });
   });
+
+  // Clipped by UTF-16 units, a quote could end on the first half of an emoji: a lone surrogate, which a client
+  // re-encoding the text to UTF-8 turns into U+FFFD, or throws on.
+  it('clips a quoted value to well-formed text', async () => {
+    const value = `${'a'.repeat(99)}😀${'b'.repeat(150)}`;
+    const query = `{ p: catalogProducts(catalogId: {a: "${value}"}) }`;
+    const answer = await servers.facade.postBody({ query }, accept);
+    expect(answer.status).toBe(400);
+    const message: string = answer.body.errors[0].message;
+    expect(message).toContain('…');
+    expect(message.isWellFormed()).toBe(true);
+  });
 });
