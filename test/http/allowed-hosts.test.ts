@@ -1,7 +1,7 @@
-import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { useFacade } from '../helpers/facade.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 
 // DNS rebinding: a page on evil.example rebinds its name to the address of a façade that holds the server's key
 // (PIM_API_KEY) and reads the catalog through the visitor's browser, same-origin, Host: evil.example. With
@@ -9,17 +9,9 @@ import { useFacade } from '../helpers/facade.ts';
 // and localhost, which no DNS answer stands behind, always pass (the probes ask by the pod's address).
 const query = '/graphql?query=%7BcatalogProducts(catalogId%3A%22C1%22)%7D';
 
-function ask(port: number, host: string, target = query): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () =>
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
-    );
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk) => (text += chunk));
-    socket.on('close', () => resolve({ status: Number(text.slice(9, 12)), text }));
-    socket.on('error', reject);
-  });
+async function ask(port: number, host: string, target = query): Promise<{ status: number; text: string }> {
+  const text = await rawExchange(port, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  return { status: Number(text.slice(9, 12)), text };
 }
 
 describe('HTTP_ALLOWED_HOSTS set', () => {

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetricsServer } from '../../src/http/metrics-server.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
@@ -21,23 +21,12 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-function raw(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk) => (answer += chunk));
-    socket.on('close', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
-
 const noHost = 'GET /graphql?query=%7B__typename%7D HTTP/1.1\r\nConnection: close\r\n\r\n';
 const json = '{"errors":[{"message":';
 
 describe('an HTTP/1.1 request without Host', () => {
   it('gets the 400 with a JSON message and code BAD_REQUEST on the main port, and is counted', async () => {
-    const answer = await raw(facade.port, noHost);
+    const answer = await rawExchange(facade.port, noHost);
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
     expect(answer).toContain(json);
@@ -47,7 +36,7 @@ describe('an HTTP/1.1 request without Host', () => {
   });
 
   it('gets the same JSON 400 in absolute form (the authority does not stand in for a missing Host line)', async () => {
-    const answer = await raw(
+    const answer = await rawExchange(
       facade.port,
       'GET http://a/graphql?query=%7B__typename%7D HTTP/1.1\r\nConnection: close\r\n\r\n',
     );
@@ -59,7 +48,7 @@ describe('an HTTP/1.1 request without Host', () => {
     const server = createMetricsServer(async () => ({ contentType: 'text/plain', body: '' }), '/metrics');
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const answer = await raw(
+      const answer = await rawExchange(
         (server.address() as AddressInfo).port,
         'GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n',
       );

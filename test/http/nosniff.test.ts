@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { startFacade, type Facade } from '../helpers/facade.ts';
@@ -23,17 +23,6 @@ const reflecting = `/graphql?query=${encodeURIComponent(
   `{ classificationGroup(classificationId: "x", classificationGroupId: "y", levels: "${payload}") }`,
 )}`;
 
-function raw(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let out = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk) => (out += chunk));
-    socket.on('close', () => resolve(out));
-    socket.on('error', reject);
-  });
-}
-
 describe('X-Content-Type-Options: nosniff on API answers', () => {
   it('on a GraphQL answer that reflects attacker text from a cross-site GET', async () => {
     const answer = await facade.get(reflecting, { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
@@ -49,7 +38,7 @@ describe('X-Content-Type-Options: nosniff on API answers', () => {
   });
 
   it("on node:http's refusals answered on the socket (400 not HTTP)", async () => {
-    const answer = await raw(facade.port, 'GET /graphql HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n');
+    const answer = await rawExchange(facade.port, 'GET /graphql HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer.split('\r\n\r\n')[0]!.toLowerCase()).toContain('x-content-type-options: nosniff');
   });
