@@ -17,6 +17,10 @@ function tokens(document: DocumentNode): number {
   return count;
 }
 
+/** A cached document's weight: its tokens, and its text once, plus once more for each validation error it got. */
+const documentBytes = (document: DocumentNode, text: string, errors = 0) =>
+  textBytes(text) * (errors + 1) + BYTES_PER_TOKEN * tokens(document);
+
 /** 16 MiB for both caches: some three hundred documents of the usual size, a dozen of the largest the limits let through. */
 export const DOCUMENT_CACHE_BYTES = 16 * 2 ** 20;
 
@@ -34,7 +38,7 @@ export function documentCaches(maxBytes = DOCUMENT_CACHE_BYTES): CacheOptions {
     documentCache: new LRUCache<string, DocumentNode>({
       ...common,
       maxSize: maxBytes - Math.floor(maxBytes / 4),
-      sizeCalculation: (document, text) => textBytes(text) + BYTES_PER_TOKEN * tokens(document),
+      sizeCalculation: (document, text) => documentBytes(document, text),
     }),
     // A parse error keeps the text it failed on, its stack and little else (about 3 KB measured).
     errorCache: new LRUCache<string, object>({
@@ -93,10 +97,9 @@ export function useValidationCache(documents?: CacheOptions['documentCache']): P
 function weighRefused(documents: CacheOptions['documentCache'], document: DocumentNode, errors: number) {
   const text = document.loc?.source.body;
   if (!(documents instanceof LRUCache) || text === undefined || documents.peek(text) !== document) return;
-  const size = textBytes(text) * (errors + 1) + BYTES_PER_TOKEN * tokens(document);
   // Set anew: LRUCache keeps the size an entry had when the same value is set again.
   documents.delete(text);
-  documents.set(text, document, { size });
+  documents.set(text, document, { size: documentBytes(document, text, errors) });
 }
 
 function sameRules(a: readonly ValidationRule[], b: readonly ValidationRule[]): boolean {
