@@ -5,10 +5,8 @@ import { createContextFactory } from './context.ts';
 import { createInvalidationHandler } from './http/invalidate.ts';
 import { createObservability } from './observability/setup.ts';
 import { ALL } from './pim/cache/invalidations.ts';
-import { createPimClient } from './pim/client.ts';
-import { createUpstreamCredentials } from './pim/credential.ts';
 import { createReadiness } from './pim/readiness.ts';
-import { createUpstreamFaults } from './pim/steps/upstream-faults.ts';
+import { createUpstream } from './pim/upstream.ts';
 import { createPersistedDocuments } from './plugins/persisted.ts';
 import { createResponseCache } from './plugins/response-cache.ts';
 import { corsHeadersOf } from './plugins/security.ts';
@@ -20,7 +18,7 @@ export type App = ReturnType<typeof createApp>;
 
 /** Builds the GraphQL server for a configuration whose `pimBaseUrl` is set; serve it with http/server.ts. */
 export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logger, { spanExporter }: AppExtras = {}) {
-  const { persisted: documents, pim, credentials: keys } = config;
+  const { persisted: documents } = config;
   // APQ errors come with requests only, by when `apqFailed` below is set.
   const apq = documents.apq && { ...documents.apq, onError: (error: Error) => apqFailed(error) };
   const persisted = createPersistedDocuments({ ...documents, apq });
@@ -34,47 +32,34 @@ export function createApp(config: Config & { pimBaseUrl: string }, logger?: Logg
     upstream: () => client,
     responseCache: () => responses?.stats(),
   });
-  const { redisFailed, onOutcome, onRetry, onFault, onDedup } = observability;
-  const apqFailed = redisFailed('apq');
-  const credentials = createUpstreamCredentials(keys);
-  // Told which keys the PIM accepts or refuses: the door counts a key as one of its own only while it is real.
-  const faults = createUpstreamFaults({ credentials, logger, intervalMs: 10_000, onFault });
-  const client = createPimClient({
-    ...pim,
-    baseUrl: config.pimBaseUrl,
-    credentialHeaders: credentials.names,
-    cache: pim.cache && { ...pim.cache, onError: redisFailed('cache'), refusedSince: credentials.refusedSince },
-    // Any invalidation, here or on another instance, ends every cached result; they refill from fresh answers.
-    stale: { ...pim.stale, onError: redisFailed('stale'), onInvalidation: () => responses?.invalidate(ALL), onOutcome },
-    telemetry: observability.telemetry,
-    upstreamFaults: faults.layer,
-    resilience: { ...pim.resilience, onRetry, logger },
-    probe: { ...pim.probe, headers: credentials.headers() },
-  });
+  const apqFailed = observability.redisFailed('apq');
+  // Any invalidation, here or on another instance, ends every cached result; they refill from fresh answers.
+  const onInvalidation = () => responses?.invalidate(ALL);
+  const upstream = createUpstream(config.pimBaseUrl, config, { ...observability, onInvalidation }, logger);
+  const { client, credentials } = upstream;
+  const { onDedup } = observability;
   const requestContext = createContextFactory({ ...config.request, client, credentials, onDedup });
   const cache = config.responseCache && { ...config.responseCache, credentials, partition: client.partition };
   const responses = cache ? createResponseCache({ ...cache, bytes: requestContext.bytes }) : undefined;
   const plugins = { persisted: persisted.plugin, observability: observability.plugins, responses: responses?.plugin };
-  const token = config.cacheAdminToken;
-  const purge = token && { token, invalidate: client.invalidate, maxIdLength: config.request.limits.maxIdLength };
+  const { cacheAdminToken: token, request } = config;
+  const purge = token && { token, invalidate: client.invalidate, maxIdLength: request.limits.maxIdLength };
   const port = config.observability.metricsPort === undefined ? ('main' as const) : ('metrics' as const);
   // What the server serves (as `ServedApp` in http/server.ts says), and what main.ts and tests read besides.
   return {
     yoga: createYogaServer(config, { ...plugins, requestContext }, logger),
     paths: yogaPaths(config),
-    /** Releases the upstream connection pool, the cache and APQ Redis clients and the trace exporter. */
+    // The upstream pool, the Redis clients of the caches and APQ, the trace exporter: one failing stops no other.
     close: async () => {
-      faults.close();
-      const closed = await Promise.allSettled([client.close(), observability.close(), persisted.close()]);
+      const closed = await Promise.allSettled([upstream.close(), observability.close(), persisted.close()]);
       for (const { reason } of closed.filter((outcome) => outcome.status === 'rejected')) {
         logger?.warn({ err: String(reason) }, 'A dependency did not close cleanly');
       }
     },
     credentialHeaders: credentials.names,
-    credentialOf: (headers: Pick<Headers, 'get'>) => credentials.doorShare(headers),
+    credentialOf: credentials.doorShare,
     corsHeaders: corsHeadersOf(config.corsOrigins),
     refused: observability.refused,
-    /** True when the upstream answered recently and its breaker is closed (may probe it once). */
     ready: createReadiness({ ...config.readiness, callTimeoutMs: config.pim.requestTimeoutMs, client }),
     stopWaiting: client.closeQueue,
     /** Breaker state, read-only. */

@@ -181,7 +181,7 @@ const layout = {
         .optional(),
     ),
   },
-  /** createPimClient, less what app.ts builds (the base URL, credential names, hooks). */
+  /** createUpstream's PimSettings (pim/upstream.ts): each step's options, less the base URL, credentials and hooks. */
   pim: {
     connectTimeoutMs: env('PIM_CONNECT_TIMEOUT_MS', int(1, 60_000).default(2_000)),
     requestTimeoutMs: env('PIM_TIMEOUT_MS', int(1, 120_000).default(10_000)),
