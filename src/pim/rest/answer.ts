@@ -115,7 +115,7 @@ function judge(text: string) {
 export const isEnvelopeText = (text: string): boolean => isAnswerEnvelope(judge(withoutBom(text)).body);
 
 /** Whether a 404's body is the PIM's error envelope, as pimErrorFromStatus judges it (the HTTP cache keeps 404s by it). */
-export const isErrorEnvelopeText = (text: string): boolean => isErrorEnvelope(judge(withoutBom(text)).body);
+export const isErrorEnvelopeText = (text: string): boolean => isErrorEnvelope(judge(withoutBom(text)).body, 404);
 
 const REDACTED = '[redacted]';
 

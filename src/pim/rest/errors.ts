@@ -110,18 +110,21 @@ export const isAnswerEnvelope = (body: unknown): body is Record<string, unknown>
   isEnvelope(body) && ('status' in body || 'meta' in body || 'data' in body);
 
 // The PIM's error body is its envelope, `{status, meta, error}` (UPSTREAM.md): a gateway's own JSON (Kong's
-// `{"message": "no Route matched …"}`) is a page too.
-export const isErrorEnvelope = (body: unknown): body is Record<string, unknown> =>
-  isEnvelope(body) && ('status' in body || 'error' in body || 'meta' in body);
+// `{"message": "no Route matched …"}`) is a page too, and so is a Java framework's 404 for a route it lacks (Spring's
+// `{timestamp, status, error, path}`, no `meta`): the route is missing, not the ids asked for.
+export const isErrorEnvelope = (body: unknown, status: number): body is Record<string, unknown> =>
+  isEnvelope(body) &&
+  ('status' in body || 'error' in body || 'meta' in body) &&
+  !(status === 404 && !('meta' in body) && ('path' in body || 'timestamp' in body));
 
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
   const error = errorFromStatus(status, body);
-  if (!isErrorEnvelope(body)) error.page = true;
+  if (!isErrorEnvelope(body, status)) error.page = true;
   return error;
 }
 
 function errorFromStatus(status: number, body: unknown): PimError {
-  if (status === 404 && !isErrorEnvelope(body)) {
+  if (status === 404 && !isErrorEnvelope(body, status)) {
     const error = new PimError(
       'UPSTREAM_ERROR',
       `${messageByCode.UPSTREAM_ERROR} (HTTP 404 without its answer)`,
