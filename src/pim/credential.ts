@@ -30,10 +30,12 @@ export interface UpstreamCredentials {
   /** The PIM refused a call of this partition (401): its key no longer counts as real (the server's aside). */
   refused(partition: string): void;
   /**
-   * Epoch ms of the PIM's latest 401 to a key it had accepted (the server's aside), else 0: what the caches hold of that
-   * key from before is not served (the PIM has said no to it; a cached answer may stay fresh for hours).
+   * Epoch ms of the PIM's latest 401 to the key these credential `headers` carry, if it had accepted it (the server's
+   * aside), else 0: what the caches hold of that key from before is not served (the PIM has said no to it; a cached
+   * answer may stay fresh for hours). By the headers: the caches partition by every forwarded one, the PIM's
+   * verdict is on the key whatever rides along with it.
    */
-  refusedSince(partition: string): number;
+  refusedSince(headers: CredentialHeaders): number;
   /**
    * The share a request counts in at the door (HTTP_MAX_IN_FLIGHT_PER_CREDENTIAL): its partition once the PIM has
    * accepted its key, else one share for every key not seen accepted, so made-up keys (each a partition of its
@@ -47,6 +49,9 @@ export interface UpstreamCredentials {
   shareOf(partition: string): string;
 }
 
+/** A call's credential headers, as a cache keeps them (undici's copy may hold a list). */
+export type CredentialHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
 /** The door share of the keys the PIM has not been seen to accept. */
 export const UNPROVEN_KEYS = 'unproven keys';
 
@@ -59,7 +64,7 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   const byKey = createCredentialKey([SERVER_KEY_HEADER]);
   const byAll = createCredentialKey(names);
   const partition = names.includes(SERVER_KEY_HEADER)
-    ? (sent: Readonly<Record<string, string>>) => (sent[SERVER_KEY_HEADER] === undefined ? byAll : byKey)(sent)
+    ? (sent: CredentialHeaders) => (sent[SERVER_KEY_HEADER] === undefined ? byAll : byKey)(sent)
     : byAll;
   const headers = (incoming?: Pick<Headers, 'get'>) => {
     const sent: Record<string, string> = apiKey === undefined ? {} : { [SERVER_KEY_HEADER]: apiKey };
@@ -93,7 +98,7 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
       if (accepted.has(share)) refusedAt.set(share, Date.now());
       accepted.delete(share);
     },
-    refusedSince: (share) => (refusedAt.size === 0 ? 0 : (refusedAt.get(share) ?? 0)),
+    refusedSince: (sent) => (refusedAt.size === 0 ? 0 : (refusedAt.get(partition(sent)) ?? 0)),
     doorShare(incoming) {
       return shareOf(partition(headers(incoming)));
     },

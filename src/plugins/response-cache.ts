@@ -155,12 +155,13 @@ export function createResponseCache({
     onParams({ params, request, context, setParamsHandler }) {
       if (params.query === undefined || batches?.isBatch(request)) return;
       const marks = context as Marks;
-      const of = partition(credentials.headers(request.headers));
+      const sent = credentials.headers(request.headers);
+      const of = partition(sent);
       const key = (marks[KEY] = keyOf(params, of));
       const entry = key === undefined ? undefined : entries.get(key);
       if (!entry || !accepts(request.headers, entry, Date.now())) return;
       // Stored before the PIM refused the key: executed, it gets the PIM's refusal.
-      if (entry.storedAt <= credentials.refusedSince(of)) return;
+      if (entry.storedAt <= credentials.refusedSince(sent)) return;
       // An invalidation before the hit goes out (it may wait, for an APQ registration in Redis) ends what it claims.
       const found = generation;
       // Sent, the text weighs what executing it would: past the request's (or its credential's, or the process's) bytes it is a miss,

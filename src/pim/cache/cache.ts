@@ -37,8 +37,8 @@ export interface HttpCacheOptions {
   onError: (error: Error) => void;
   /** Epoch ms of the latest invalidation of a request path: responses stored before it are misses. */
   invalidatedSince: (path: string) => number;
-  /** Epoch ms the PIM last refused a partition's key (UpstreamCredentials.refusedSince): its older entries are misses. */
-  refusedSince?: ((partition: string) => number) | undefined;
+  /** Epoch ms the PIM last refused the key of a call's headers (UpstreamCredentials.refusedSince): older entries miss. */
+  refusedSince?: ((headers: Headers) => number) | undefined;
 }
 
 /**
@@ -120,7 +120,7 @@ export function createHttpCache(options: HttpCacheOptions): HttpCache {
   const answerKey = (path: string, partition: string) => `${prefix}${path}#${partition}`;
   return {
     interceptor,
-    lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers, refusedSince(partition)),
+    lookup: (path, partition, headers) => answers.lookup(answerKey(path, partition), headers, refusedSince(headers)),
     remember: (path, partition, headers, answer) => answers.remember(answerKey(path, partition), headers, answer),
     forgetAnswers: () => answers.clear(),
     drop: async (path, headers) =>
@@ -137,7 +137,7 @@ function partitionByCredential(
   credentials: {
     partition: HttpCacheOptions['credentialKey'];
     names: ReadonlySet<string>;
-    refusedSince: (partition: string) => number;
+    refusedSince: (headers: Headers) => number;
   },
   answers: AnswerStore,
   invalidatedSince: HttpCacheOptions['invalidatedSince'],
@@ -148,7 +148,7 @@ function partitionByCredential(
   const answerKey = (key: CacheKey, of = partition(key)) => `${key.origin}${key.path}#${of}`;
   const found = (key: CacheKey, of: string, stored: GetResult | undefined) => {
     // Stored before an invalidation of its path, or before the PIM refused its key: the PIM would not answer it so.
-    if (!stored || stored.cachedAt <= Math.max(invalidatedSince(key.path), credentials.refusedSince(of)))
+    if (!stored || stored.cachedAt <= Math.max(invalidatedSince(key.path), credentials.refusedSince(key.headers ?? {})))
       return undefined;
     const result = withoutStaleDirectives(stored);
     const bytes = byteLength(result.body);
