@@ -52,8 +52,9 @@ export function createAnswerStore({ maxBytes }: AnswerStoreOptions): AnswerStore
       if (cacheControlDirectives?.['no-cache'] || staleAt <= cachedAt || staleAt < Date.now()) return;
       if (bytes <= 0 || held(key, bytes) > maxBytes) return;
       const at = Date.now();
-      // The Age undici's cache puts on the response it serves from this entry.
-      const freshness = freshnessOf(headers, String(Math.round((at - cachedAt) / 1000)));
+      // The entry's age, rounded up: `aged` takes off the whole seconds since `at` rounded down, so the two together
+      // never leave more than the upstream allowed (each rounded to the nearest, a response claimed 9 s with 7.6 left).
+      const freshness = freshnessOf(headers, String(Math.ceil((at - cachedAt) / 1000)));
       answers.set(key, { staleAt, vary, freshness, at }, { size: held(key, bytes), ttl: ttlUntil(staleAt) });
     },
     lookup(key, headers, notBefore = 0) {
