@@ -216,9 +216,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
         // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
         // readiness probe's own call (a made-up id) has no copy to end.
         if (!own) endWith(key, call.partition, request.path, sentAt, error);
-        if (own || !isOutage(error)) throw error;
+        if (own) throw error;
+        if (!isOutage(error)) throw counted(error, onOutcome);
         const found = await standIn(lookup ?? store.find(key), call.partition, key);
-        if (!found) throw error;
+        if (!found) throw counted(error, onOutcome);
         return served(found, error.code, onOutcome);
       }
     };
@@ -264,6 +265,13 @@ function keptEntry({ text, hints, ageS, sentAt }: Keepable, freshness: Freshness
     // Turned off by the setting, never by the upstream alone.
     errorUntil: options.staleIfErrorMs > 0 ? ifErrorUntil : 0,
   };
+}
+
+// A failure the PIM answered (a 404 the HTTP cache replays, a 5xx no copy stood in for) is a load as any other: `hit`
+// when no call went out for it, else `miss`, or the hit ratio leaves out what the cache spares the PIM of them.
+function counted(error: unknown, onOutcome: StaleOptions['onOutcome']): unknown {
+  if (error instanceof PimError && error.status !== undefined) onOutcome?.(error.cached ? 'hit' : 'miss');
+  return error;
 }
 
 function served(
