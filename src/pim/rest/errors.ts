@@ -109,13 +109,16 @@ const isEnvelope = (body: unknown): body is Record<string, unknown> =>
 export const isAnswerEnvelope = (body: unknown): body is Record<string, unknown> =>
   isEnvelope(body) && ('status' in body || 'meta' in body || 'data' in body);
 
+// Members of a framework's own error JSON that the PIM's envelope never has.
+const FRAMEWORK_MEMBERS = ['path', 'timestamp', 'type', 'title', 'detail', 'instance'];
 // The PIM's error body is its envelope, `{status, meta, error}` (UPSTREAM.md): a gateway's own JSON (Kong's
-// `{"message": "no Route matched …"}`) is a page too, and so is a Java framework's 404 for a route it lacks (Spring's
-// `{timestamp, status, error, path}`, no `meta`): the route is missing, not the ids asked for.
+// `{"message": "no Route matched …"}`) is a page too, and so is a framework's 404 for a route it lacks, without `meta`:
+// Spring's `{timestamp, status, error, path}`, RFC 9457's `{type, title, status, detail, instance}`. The route is
+// missing, not the ids asked for.
 export const isErrorEnvelope = (body: unknown, status: number): body is Record<string, unknown> =>
   isEnvelope(body) &&
   ('status' in body || 'error' in body || 'meta' in body) &&
-  !(status === 404 && !('meta' in body) && ('path' in body || 'timestamp' in body));
+  !(status === 404 && !('meta' in body) && FRAMEWORK_MEMBERS.some((member) => member in body));
 
 export function pimErrorFromStatus(status: number, body: unknown): PimError {
   const error = errorFromStatus(status, body);
