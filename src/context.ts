@@ -167,6 +167,7 @@ export function createContextFactory({
         queue,
         // Hashed here once: every step of every call of the request reads it from the call.
         partition: client.partition(headers),
+        identity: credentials.identity(credential),
       });
     }
     // Each operation (a batch has several) its own view of the request's loaders, which lists its own stale fields.

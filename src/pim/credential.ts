@@ -25,15 +25,20 @@ export interface UpstreamCredentials {
    * forwarded; a call without one, everything forwarded.
    */
   partition(headers: Readonly<Record<string, string>>): string;
-  /** The PIM answered a call of this partition other than 401, 403 or 429: its key is real. */
-  accepted(partition: string): void;
-  /** The PIM refused a call of this partition (401): its key no longer counts as real (the server's aside). */
-  refused(partition: string): void;
   /**
-   * Epoch ms of the PIM's latest 401 to the key these credential `headers` carry, if it had accepted it (the server's
-   * aside), else 0: what the caches hold of that key from before is not served (the PIM has said no to it; a cached
-   * answer may stay fresh for hours). By the headers: the caches partition by every forwarded one, the PIM's
-   * verdict is on the key whatever rides along with it.
+   * Whom the PIM's 401 to a call with these `headers` refuses, as a one-way key: the caller's own `X-API-KEY`, whatever
+   * rode along with it, else everything forwarded. So a caller's token sent beside the server's key (which goes with
+   * every call) is judged by itself, and the server's key alone is the server's share (its 401 ends nothing).
+   */
+  identity(headers: CredentialHeaders): string;
+  /** The PIM answered a call with these headers other than 401, 403 or 429: its `identity` is real. */
+  accepted(headers: CredentialHeaders): void;
+  /** The PIM refused a call with these headers (401): its `identity` no longer counts as real (the server's aside). */
+  refused(headers: CredentialHeaders): void;
+  /**
+   * Epoch ms of the PIM's latest 401 to the `identity` of these credential `headers`, if it had accepted it, else 0:
+   * what the caches hold of it from before is not served (the PIM has said no to it; a cached answer may stay fresh
+   * for hours). By the headers: the caches partition by every forwarded one.
    */
   refusedSince(headers: CredentialHeaders): number;
   /**
@@ -81,8 +86,16 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   // last answer: past the bound the key answered longest ago goes, never every key at once (a PIM that checks no
   // X-API-KEY answers a new Authorization per request, each a partition of its own).
   const accepted = new LRUCache<string, true>({ max: MAX_DIGESTS });
-  // Only keys it had accepted: a made-up key holds nothing cached, and its 401s must not push a revoked key's out.
+  // Callers' own credentials sent beside the server's key that the PIM accepted: apart, so that a token per user never
+  // pushes the keys out of the door's list.
+  const alongside = new LRUCache<string, true>({ max: MAX_DIGESTS });
+  // Only those it had accepted: a made-up key holds nothing cached, and its 401s must not push a revoked key's out.
   const refusedAt = new LRUCache<string, number>({ max: MAX_DIGESTS });
+  // Where the PIM's word on a call's identity goes: the door's list for a caller's key, else the list beside it.
+  const judged = (sent: CredentialHeaders): [LRUCache<string, true>, string] => {
+    const share = partition(sent);
+    return share === serverShare ? [alongside, byAll(sent)] : [accepted, share];
+  };
   // Read as a use: a key served from the caches, whose calls the PIM no longer answers, is in use all the same.
   const shareOf = (share: string) =>
     share === serverShare || accepted.get(share) !== undefined ? share : UNPROVEN_KEYS;
@@ -91,14 +104,17 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     serverKey: apiKey === undefined ? undefined : { header: SERVER_KEY_HEADER, value: apiKey },
     partition,
     headers,
-    accepted(share) {
-      if (share !== serverShare) accepted.set(share, true);
+    identity: (sent) => judged(sent)[1],
+    accepted(sent) {
+      const [list, who] = judged(sent);
+      if (who !== serverShare) list.set(who, true);
     },
-    refused(share) {
-      if (accepted.has(share)) refusedAt.set(share, Date.now());
-      accepted.delete(share);
+    refused(sent) {
+      const [list, who] = judged(sent);
+      if (list.has(who)) refusedAt.set(who, Date.now());
+      list.delete(who);
     },
-    refusedSince: (sent) => (refusedAt.size === 0 ? 0 : (refusedAt.get(partition(sent)) ?? 0)),
+    refusedSince: (sent) => (refusedAt.size === 0 ? 0 : (refusedAt.get(judged(sent)[1]) ?? 0)),
     doorShare(incoming) {
       return shareOf(partition(headers(incoming)));
     },

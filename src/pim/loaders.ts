@@ -27,6 +27,8 @@ export interface PimApiOptions {
   queue?: Pick<CallOptions, 'queueKey' | 'queueShare'> | undefined;
   /** The credential partition of `headers` (see CallOptions), computed once for the request. */
   partition?: string | undefined;
+  /** Whom a 401 to its calls refuses (see CallOptions), computed once for the request. */
+  identity?: string | undefined;
 }
 
 /** Where a field sits in the response; GraphQL's `info.path` is one. */
@@ -89,9 +91,10 @@ export function createPimApi({
   onDedup,
   queue,
   partition,
+  identity,
 }: PimApiOptions): PimApi {
   // The same for every call of the request; no step changes it (those that add to it copy it).
-  const callOptions = { headers, signal, deadline, bytes, partition, ...queue };
+  const callOptions = { headers, signal, deadline, bytes, partition, identity, ...queue };
   // The trace context of each path's first load. The operations of a batch share this DataLoader, whose batch runs
   // in the context of the tick's first load: each call goes out under the span of the operation that asked first.
   const traced = new Map<string, Context>();

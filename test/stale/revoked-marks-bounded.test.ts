@@ -5,9 +5,10 @@ import { untilConnected } from '../helpers/redis.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 import { answerFor } from './reads.ts';
 
-// A partition is every forwarded header: one real key sent with a new Authorization on each request makes a partition
-// of each, whose copy keeps a `keeper:` mark in Redis. The copies stay within PIM_STALE_REDIS_MAX_BYTES; the marks were
-// outside any bound, a day each (review of cda2f86: 3,000 marks for 92 copies).
+// A credential's copy keeps a `keeper:` mark in Redis, one per key (whatever Authorization rides along with it): a PIM
+// that takes a key per user, each request a new one, makes a mark of each. The copies stay within
+// PIM_STALE_REDIS_MAX_BYTES; the marks were outside any bound, a day each (review of cda2f86: 3,000 marks for 92
+// copies).
 const fleet = useRedisFleet({
   upstream: () => startUpstream(answerFor('v1')),
   env: { PIM_STALE_REDIS_MAX_BYTES: String(64 * 1_024) },
@@ -23,7 +24,7 @@ it(
     let sent = 0;
     const one = async () => {
       while (sent < 3_000) {
-        const headers = { 'x-api-key': 'key-of-a-123', authorization: `Bearer made-up-${sent++}` };
+        const headers = { 'x-api-key': `key-of-user-${sent++}` };
         await replicas[0]!.post('{ p: catalogProducts(catalogId: "C") }', {}, headers);
       }
     };

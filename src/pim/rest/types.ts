@@ -81,6 +81,11 @@ export interface CallOptions {
    * carried with every call, so coalescing, the stores and the queue never hash the credential again.
    */
   partition: string;
+  /**
+   * Whom a 401 to the call refuses (UpstreamCredentials.identity), computed once per GraphQL request: what the stale
+   * step's record of 401s is kept by. Unset (the readiness probe, tests), the partition.
+   */
+  identity?: string | undefined;
   /** Set by coalescing: the shares of other requests that joined this call while it may still be queued. */
   joined?: JoinedShares | undefined;
   /** Set by the stale step: a kept copy would stand in if this call failed, so no Retry-After is waited out. */

@@ -77,14 +77,15 @@ export function createStaleLayer(options: StaleOptions): Layer {
     // before calls carried their time are judged by when they were produced. `since`: the latest verdict.
     const current = (found: KeptAnswer | undefined, since: number) =>
       found && (found.sentAt ?? found.storedAt) - (found.shared ? CLOCK_MARGIN_MS : 0) > since ? found : undefined;
-    // The latest verdict heard here on a call of `partition` to the URL of `key`.
-    const heard = (partition: string, key: string) => Math.max(revocations.since(partition), verdicts.since(key));
+    // The latest verdict heard here on a call of `who` (its identity: a 401 is on the key, whatever rode along with it) to
+    // the URL of `key`.
+    const heard = (who: string, key: string) => Math.max(revocations.since(who), verdicts.since(key));
     // The copy that stands in for a failed call now, if any: the fleet's 401s, and its 403s, 404s and 410s of the URL,
     // are read only then, at most once a second a key and URL (an instance that never heard them serves no older copy).
-    const standIn = async (lookup: Promise<KeptAnswer | undefined>, partition: string, key: string) => {
-      const [found, ...inFleet] = await Promise.all([lookup, revocations.inFleet(partition), verdicts.inFleet(key)]);
+    const standIn = async (lookup: Promise<KeptAnswer | undefined>, who: string, key: string) => {
+      const [found, ...inFleet] = await Promise.all([lookup, revocations.inFleet(who), verdicts.inFleet(key)]);
       // What this instance heard is read after the wait: a verdict heard meanwhile counts too.
-      const since = () => Math.max(...inFleet, heard(partition, key));
+      const since = () => Math.max(...inFleet, heard(who, key));
       let copy = current(found, since());
       // The copy held here, which a verdict ended, hides none another instance read after it (the group, or the key,
       // back since): Redis's is looked for past it.
@@ -101,10 +102,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const newerHeld = (held: KeptAnswer | undefined, late: number | undefined) =>
       late !== undefined && held !== undefined && held.storedAt > late;
     // A verdict ends the kept copy, but for a newer one (here, or in Redis: `late` has the store check there first).
-    const endWith = (key: string, partition: string, path: string, sentAt: number, error: unknown) => {
+    const endWith = (key: string, call: Judged, path: string, sentAt: number, error: unknown) => {
       if (!endsKeptCopy(error)) return;
       const late = lateOf(path, sentAt);
-      if (error.status === 401) revocations.refused(partition, store.holds(partition));
+      if (error.status === 401) revocations.refused(identityOf(call), store.holds(call.partition));
       // Recorded before the copy in Redis, its mark, is deleted (the late forget deletes it too: a copy another instance
       // read before the invalidation, held in its memory, then had no record and no mark left for the next verdicts).
       // Sent before an invalidation that came while it was out, it is no word on the copies read after it: recorded up
@@ -113,7 +114,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
         verdicts.refused(key, store.peek(key) !== undefined, late === undefined ? undefined : late - CLOCK_MARGIN_MS);
       if (!newerHeld(store.peek(key), late)) store.forget(key, false, late);
     };
-    const keep = (key: string, partition: string, path: string, sentAt: number, answer: Answer, always = false) => {
+    const keep = (key: string, call: Judged, path: string, sentAt: number, answer: Answer, always = false) => {
       const { kept } = answer;
       const late = lateOf(path, sentAt);
       const held = store.peek(key);
@@ -132,7 +133,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       // Redis may take the HTTP cache's copy first.
       if (entry.errorUntil > Date.now() || entry.revalidateUntil > entry.freshUntil) {
         store.keep(key, entry, late);
-        revocations.kept(partition, Math.max(entry.errorUntil, entry.revalidateUntil));
+        revocations.kept(identityOf(call), Math.max(entry.errorUntil, entry.revalidateUntil));
       }
       // A newer answer that may not be served stale (must-revalidate) ends the older copy (in Redis too), which
       // must not stand in for it.
@@ -142,7 +143,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
     const refresh = (
       key: string,
       request: Parameters<typeof next>[0],
-      { headers, queueKey, partition }: CallOptions,
+      { headers, queueKey, partition, identity }: CallOptions,
     ) => {
       if (refreshing.has(key)) return;
       refreshing.add(key);
@@ -153,11 +154,12 @@ export function createStaleLayer(options: StaleOptions): Layer {
       const deadline = sentAt + options.refreshBudgetMs;
       // The time the PIM asked for (Retry-After), in which no refresh of this key asks it again (at most a refresh's).
       let askedMs = 0;
-      next(request, { headers, queueKey, partition, bytes, deadline, standIn: true })
+      const call = { headers, queueKey, partition, identity, bytes, deadline, standIn: true as const };
+      next(request, call)
         .then(
-          (answer) => (keep(key, partition, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
+          (answer) => (keep(key, call, request.path, sentAt, answer, true), onOutcome?.('revalidated')),
           (error: unknown) => {
-            endWith(key, partition, request.path, sentAt, error);
+            endWith(key, call, request.path, sentAt, error);
             // The retry step's wait it did not make, or (no retry left to make: PIM_RETRIES=0) the PIM's own ask.
             const asked = error instanceof PimError ? Math.max(error.unwaitedMs ?? 0, error.retryAfterMs ?? 0) : 0;
             askedMs = Math.min(asked, options.refreshBudgetMs);
@@ -174,7 +176,7 @@ export function createStaleLayer(options: StaleOptions): Layer {
       const key = keyOf(call.partition, request.path);
       // A call that asks past the caches (the readiness probe) wants the PIM's own word, never a copy.
       const own = asksPastCache(call.headers);
-      const held = own ? undefined : current(store.peek(key), heard(call.partition, key));
+      const held = own ? undefined : current(store.peek(key), heard(identityOf(call), key));
       const now = Date.now();
       if (
         held &&
@@ -200,13 +202,13 @@ export function createStaleLayer(options: StaleOptions): Layer {
               ? {
                   ...call,
                   findStandIn: async () =>
-                    (await standIn((lookup ??= store.find(key)), call.partition, key)) !== undefined,
+                    (await standIn((lookup ??= store.find(key)), identityOf(call), key)) !== undefined,
                 }
               : call,
         );
         // The readiness probe's call is no caller's load: kept and counted only for the others.
         if (!own) {
-          keep(key, call.partition, request.path, sentAt, answer);
+          keep(key, call, request.path, sentAt, answer);
           onOutcome?.(answer.cached ? 'hit' : 'miss');
         }
         // Read before an invalidation of its path that came while it was out: what the purge ended, not fresh.
@@ -215,10 +217,10 @@ export function createStaleLayer(options: StaleOptions): Layer {
       } catch (error) {
         // The PIM's word on this URL and key (revoked, forbidden, gone) outlives the copy it replaces; the
         // readiness probe's own call (a made-up id) has no copy to end.
-        if (!own) endWith(key, call.partition, request.path, sentAt, error);
+        if (!own) endWith(key, call, request.path, sentAt, error);
         if (own) throw error;
         if (!isOutage(error)) throw counted(error, onOutcome);
-        const found = await standIn(lookup ?? store.find(key), call.partition, key);
+        const found = await standIn(lookup ?? store.find(key), identityOf(call), key);
         if (!found) throw counted(error, onOutcome);
         return served(found, error.code, onOutcome);
       }
@@ -273,6 +275,10 @@ function counted(error: unknown, onOutcome: StaleOptions['onOutcome']): unknown 
   if (error instanceof PimError && error.status !== undefined) onOutcome?.(error.cached ? 'hit' : 'miss');
   return error;
 }
+
+// What a call's 401 is judged by: its identity, else (the readiness probe, tests) its partition.
+type Judged = Pick<CallOptions, 'partition' | 'identity'>;
+const identityOf = (call: Judged) => call.identity ?? call.partition;
 
 function served(
   entry: { text: string; storedAt: number },

@@ -11,12 +11,10 @@ export interface FaultCredentials {
   names: readonly string[];
   /** The header and value of the server's own key (PIM_API_KEY); undefined when none is set. */
   serverKey: { header: string; value: string } | undefined;
-  /** The credential partition of a call's headers. */
-  partition(headers: Readonly<Record<string, string>>): string;
-  /** Told of each call the PIM answered other than 401, 403 or 429: its key is real. */
-  accepted(partition: string): void;
-  /** Told of each call the PIM refused with 401. */
-  refused(partition: string): void;
+  /** Told of each call the PIM answered other than 401, 403 or 429, by its headers: its credential is real. */
+  accepted(headers: Readonly<Record<string, string>>): void;
+  /** Told of each call the PIM refused with 401, by its headers. */
+  refused(headers: Readonly<Record<string, string>>): void;
 }
 
 export interface UpstreamFaultsOptions {
@@ -52,8 +50,6 @@ export const isRedirect = (status: number | undefined): boolean =>
 export function createUpstreamFaults({ credentials, logger, intervalMs, onFault }: UpstreamFaultsOptions) {
   const log = createFaultLog(logger, intervalMs);
   const { names: credentialNames, serverKey } = credentials;
-  const onAccepted = (headers: Record<string, string>) => credentials.accepted(credentials.partition(headers));
-  const onRefused = (headers: Record<string, string>) => credentials.refused(credentials.partition(headers));
   // The server key alone: no credential of the caller's went with it.
   const onServerKey = (headers: Record<string, string>) =>
     serverKey !== undefined &&
@@ -69,7 +65,7 @@ export function createUpstreamFaults({ credentials, logger, intervalMs, onFault 
         log.json();
         if (serverKeyOnly) log.keyAccepted();
       }
-      onAccepted(call.headers);
+      credentials.accepted(call.headers);
       return answer;
     } catch (error) {
       if (!(error instanceof PimError) || !isUpstreamAnswer(error)) throw error;
@@ -78,8 +74,8 @@ export function createUpstreamFaults({ credentials, logger, intervalMs, onFault 
       // proxy's login page, nginx's 400 for a header past its buffers) comes whatever the key: no word on it.
       const unreadable = isUnreadableAnswer(error);
       const anyKey = unreadable || isRedirect(error.status) || error.page === true;
-      if (error.status === 401) onRefused(call.headers);
-      else if (error.status !== 403 && error.status !== 429 && !anyKey) onAccepted(call.headers);
+      if (error.status === 401) credentials.refused(call.headers);
+      else if (error.status !== 403 && error.status !== 429 && !anyKey) credentials.accepted(call.headers);
       if (unreadable) {
         onFault('not_json');
         log.notJson(error.status, error.encoding);
