@@ -11,7 +11,8 @@ type CacheSettings = Exclude<PimClientOptions['cache'], false>;
 /** The client's settings (config.ts's `pim` group): each step's own, less the hooks that `createUpstream` adds. */
 export type PimSettings = Omit<PimClientOptions, Hooked> & {
   cache: Omit<CacheSettings, 'onError' | 'refusedSince'> | false;
-  stale?: Omit<NonNullable<PimClientOptions['stale']>, 'onError' | 'onInvalidation' | 'onOutcome'> | undefined;
+  // Always on here: invalidations (POST /cache/invalidate, another instance's) come through it to the cache of results.
+  stale: Omit<NonNullable<PimClientOptions['stale']>, 'onError' | 'onInvalidation' | 'onOutcome'>;
   probe: Omit<PimClientOptions['probe'], 'headers'>;
 };
 
@@ -46,7 +47,7 @@ export function createUpstream(
     baseUrl,
     credentialHeaders: credentials.names,
     cache: pim.cache && { ...pim.cache, onError: redisFailed('cache'), refusedSince: credentials.refusedSince },
-    stale: pim.stale && { ...pim.stale, onError: redisFailed('stale'), onInvalidation, onOutcome },
+    stale: { ...pim.stale, onError: redisFailed('stale'), onInvalidation, onOutcome },
     telemetry,
     upstreamFaults: faults.layer,
     resilience: { ...pim.resilience, onRetry, logger },
