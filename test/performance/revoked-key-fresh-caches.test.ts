@@ -1,50 +1,69 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
+import { productsOf as q, revocablePim, SECRET } from '../helpers/revocable-pim.ts';
 
-// A key the PIM has revoked (it now answers 401 to every call of it) kept reading the catalog from the façade's caches
-// of fresh answers. The façade treats a 401 as "the PIM's word on the key, whatever the URL" for its last-known-good
-// copies (docs/operations.md, test/stale/revoked-key.test.ts), but the HTTP cache / parsed answers and the cache of
-// whole results kept answering that key for the rest of the upstream's max-age.
-const A = { 'x-api-key': 'key-of-a-123' };
-let revoked = false;
-const pim = (req: IncomingMessage, res: ServerResponse) => {
-  if (revoked && req.headers['x-api-key'] === A['x-api-key']) {
-    res.writeHead(401, { 'content-type': 'application/json' });
-    return void res.end('{"status":401,"meta":{},"error":"API key revoked"}');
-  }
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
-  res.end(
-    JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, secret: 'catalog-of-A' }] }),
-  );
-};
-const q = (id: string) => `{ p: catalogProducts(catalogId: "${id}") }`;
+// A credential the PIM has revoked (it now answers 401 to every call of it) kept reading the catalog from the façade's
+// caches of fresh answers. The façade treats a 401 as "the PIM's word on the key, whatever the URL" for its last good
+// copies (docs/operations.md, test/stale/revoked-key.test.ts), but the HTTP cache, the parsed answers and the cache of
+// whole results kept answering it for the rest of the upstream's max-age. Whom a 401 refuses: the caller's X-API-KEY,
+// whatever Authorization rides along with it (the caches partition by both), else the caller's own token sent beside
+// the server's key (PIM_API_KEY, which goes with every call: its share recorded nothing).
+const KEY = 'key-of-a-123';
+const TOKEN = 'Bearer token-of-user-a-123';
 const settings = { PIM_RETRIES: '0', PIM_BREAKER_THRESHOLD: '1000' };
+const credentials: Array<{ name: string; caller: Record<string, string>; env: Record<string, string> }> = [
+  { name: 'a key', caller: { 'x-api-key': KEY }, env: {} },
+  { name: 'a key with an Authorization beside it', caller: { 'x-api-key': KEY, authorization: TOKEN }, env: {} },
+  {
+    name: "a caller's token beside the server's key",
+    caller: { authorization: TOKEN },
+    env: { PIM_API_KEY: 'server-key-123456' },
+  },
+];
 
-describe('a key the PIM revoked', () => {
+describe.each(credentials)('$name the PIM revoked', ({ caller, env }) => {
   const servers = closedAfterEach();
+  const revoked = () =>
+    revocablePim((req) =>
+      caller.authorization ? req.headers.authorization === TOKEN : req.headers['x-api-key'] === KEY,
+    );
 
   it('gets no fresh answer from the HTTP cache once the PIM answered it 401 (results cache off)', async () => {
-    revoked = false;
-    const { facade } = await servers.start(pim, { ...settings, RESPONSE_CACHE_MAX_BYTES: '0' });
-    expect((await facade.post(q('U2'), {}, A)).body.data.p.data[0].secret).toBe('catalog-of-A');
-    revoked = true;
-    const refused = (await facade.post(q('U1'), {}, A)).body;
-    expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    // The PIM has just refused this key: the catalog it read before must not be handed to it any more.
-    const after = (await facade.post(q('U2'), {}, A)).body;
-    expect(after.data?.p ?? null).toBeNull();
+    const pim = revoked();
+    const { facade } = await servers.start(pim.handler, { ...settings, ...env, RESPONSE_CACHE_MAX_BYTES: '0' });
+    expect((await facade.post(q('U2'), {}, caller)).body.data.p.data[0].secret).toBe(SECRET);
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, caller)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    // The PIM has just refused this credential: the catalog it read before must not be handed to it any more.
+    const after = (await facade.post(q('U2'), {}, caller)).body;
+    expect(after.data?.p ?? null, 'the revoked credential got its cached catalog').toBeNull();
   });
 
   it('gets no whole result from the cache of results once the PIM answered it 401', async () => {
-    revoked = false;
-    const { facade } = await servers.start(pim, settings);
+    const pim = revoked();
+    const { facade } = await servers.start(pim.handler, { ...settings, ...env });
     const path = `/graphql?query=${encodeURIComponent(q('U2'))}`;
-    expect((await facade.get(path, A)).body.data.p.data[0].secret).toBe('catalog-of-A');
-    revoked = true;
-    const refused = (await facade.post(q('U1'), {}, A)).body;
-    expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    const after = await facade.get(path, A);
-    expect(after.body.data?.p ?? null).toBeNull();
+    expect((await facade.get(path, caller)).body.data.p.data[0].secret).toBe(SECRET);
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, caller)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const after = await facade.get(path, caller);
+    expect(after.body.data?.p ?? null, 'the revoked credential got its cached catalog').toBeNull();
+  });
+});
+
+describe("a caller's token revoked beside the server's key", () => {
+  const servers = closedAfterEach();
+
+  it('leaves keyless callers their cached answers: its 401 is no word on the server key', async () => {
+    const pim = revocablePim((req) => req.headers.authorization === TOKEN);
+    const { facade, upstream } = await servers.start(pim.handler, { ...settings, PIM_API_KEY: 'server-key-123456' });
+    const path = `/graphql?query=${encodeURIComponent(q('U2'))}`;
+    expect((await facade.get(path)).body.data.p.data[0].secret).toBe(SECRET);
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, { authorization: TOKEN })).body.errors[0].extensions.code).toBe(
+      'UNAUTHENTICATED',
+    );
+    expect((await facade.get(path)).body.data.p.data[0].secret).toBe(SECRET);
+    expect(upstream.requests).toHaveLength(2);
   });
 });
