@@ -36,7 +36,7 @@ export interface UpstreamCredentials {
   /** The PIM refused a call with these headers (401): its `identity` no longer counts as real (the server's aside). */
   refused(headers: CredentialHeaders): void;
   /**
-   * Epoch ms of the PIM's latest 401 to the `identity` of these credential `headers`, if it had accepted it, else 0:
+   * Epoch ms of the PIM's latest 401 to the `identity` of these credential `headers` (the server's aside), else 0:
    * what the caches hold of it from before is not served (the PIM has said no to it; a cached answer may stay fresh
    * for hours). By the headers: the caches partition by every forwarded one.
    */
@@ -89,8 +89,11 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   // Callers' own credentials sent beside the server's key that the PIM accepted: apart, so that a token per user never
   // pushes the keys out of the door's list.
   const alongside = new LRUCache<string, true>({ max: MAX_DIGESTS });
-  // Only those it had accepted: a made-up key holds nothing cached, and its 401s must not push a revoked key's out.
+  // Of those it had accepted apart from all others: a made-up key holds nothing cached, and its 401s must not push a
+  // revoked key's out. Yet a key (or a token) that left its list of accepted ones may still hold cached answers, whose
+  // max-age may be hours: its 401 is kept too, with the others'.
   const refusedAt = new LRUCache<string, number>({ max: MAX_DIGESTS });
+  const refusedElse = new LRUCache<string, number>({ max: MAX_DIGESTS });
   // Where the PIM's word on a call's identity goes: the door's list for a caller's key, else the list beside it.
   const judged = (sent: CredentialHeaders): [LRUCache<string, true>, string] => {
     const share = partition(sent);
@@ -111,10 +114,15 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     },
     refused(sent) {
       const [list, who] = judged(sent);
-      if (list.has(who)) refusedAt.set(who, Date.now());
+      if (who === serverShare) return;
+      (list.has(who) ? refusedAt : refusedElse).set(who, Date.now());
       list.delete(who);
     },
-    refusedSince: (sent) => (refusedAt.size === 0 ? 0 : (refusedAt.get(judged(sent)[1]) ?? 0)),
+    refusedSince(sent) {
+      if (refusedAt.size + refusedElse.size === 0) return 0;
+      const who = judged(sent)[1];
+      return Math.max(refusedAt.get(who) ?? 0, refusedElse.get(who) ?? 0);
+    },
     doorShare(incoming) {
       return shareOf(partition(headers(incoming)));
     },

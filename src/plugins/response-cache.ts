@@ -50,7 +50,7 @@ interface Entry {
   headers: Record<string, string>;
   /** When the least fresh upstream answer behind it stops being fresh: a hit claims what is left then. */
   expiry: Expiry;
-  /** When it was stored (epoch ms): a client's `max-age` bounds its age. */
+  /** When its execution began (epoch ms): a client's `max-age` bounds its age, a 401 heard since ends it. */
   storedAt: number;
   tags: readonly string[];
 }
@@ -185,6 +185,9 @@ export function createResponseCache({
       if (entry)
         return (void hits++, setResultAndStopExecution({ [HIT]: entry, stringify: () => entry.text } as Result));
       const started = generation;
+      // An entry counts from when its execution began: a 401 heard while its calls were out (an answer the PIM
+      // accepted before revoking the key, that came back after) ends it as one heard after it was stored.
+      const startedAt = Date.now();
       return {
         onExecuteDone({ result, setResult }) {
           const expiry = pim?.expiry();
@@ -204,7 +207,7 @@ export function createResponseCache({
                 size: Buffer.byteLength(text),
                 headers: sent.headers,
                 expiry,
-                storedAt: Date.now(),
+                storedAt: startedAt,
                 tags,
               };
               entries.set(key, entry, { ttl, size: weight(key, entry) });

@@ -6,9 +6,10 @@ export type PimState = 'ok' | 'revoked' | 'down';
 /**
  * A PIM whose answers any cache may keep (`public, max-age=300`: an answer to a call with Authorization is kept by the
  * HTTP cache only so), each naming its URL beside a secret of the catalog. Once `state` is `revoked` it answers 401 to
- * the calls `isRevoked` picks out (the others still get the catalog); once `down`, 503 to all.
+ * the calls `isRevoked` picks out (the others still get the catalog); once `down`, 503 to all. A call it accepts is
+ * answered `delayOf(req)` ms later (a slow search), whatever is revoked meanwhile.
  */
-export function revocablePim(isRevoked: (req: IncomingMessage) => boolean) {
+export function revocablePim(isRevoked: (req: IncomingMessage) => boolean, delayOf = (_req: IncomingMessage) => 0) {
   const pim = {
     state: 'ok' as PimState,
     handler(req: IncomingMessage, res: ServerResponse) {
@@ -20,8 +21,13 @@ export function revocablePim(isRevoked: (req: IncomingMessage) => boolean) {
         res.writeHead(401, { 'content-type': 'application/json' });
         return void res.end('{"status":401,"meta":{},"error":"API key revoked"}');
       }
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' });
-      res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, secret: SECRET }] }));
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' });
+        res.end(JSON.stringify({ status: 200, meta: { languageId: null }, data: [{ url: req.url, secret: SECRET }] }));
+      };
+      const delay = delayOf(req);
+      if (delay > 0) setTimeout(answer, delay);
+      else answer();
     },
   };
   return pim;

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { closedAfterEach } from '../helpers/facade.ts';
 import { productsOf as q, revocablePim, SECRET } from '../helpers/revocable-pim.ts';
@@ -23,10 +25,9 @@ const credentials: Array<{ name: string; caller: Record<string, string>; env: Re
 
 describe.each(credentials)('$name the PIM revoked', ({ caller, env }) => {
   const servers = closedAfterEach();
-  const revoked = () =>
-    revocablePim((req) =>
-      caller.authorization ? req.headers.authorization === TOKEN : req.headers['x-api-key'] === KEY,
-    );
+  const isRevoked = (req: IncomingMessage) =>
+    caller['x-api-key'] === undefined ? req.headers.authorization === TOKEN : req.headers['x-api-key'] === KEY;
+  const revoked = () => revocablePim(isRevoked);
 
   it('gets no fresh answer from the HTTP cache once the PIM answered it 401 (results cache off)', async () => {
     const pim = revoked();
@@ -48,6 +49,47 @@ describe.each(credentials)('$name the PIM revoked', ({ caller, env }) => {
     expect((await facade.post(q('U1'), {}, caller)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     const after = await facade.get(path, caller);
     expect(after.body.data?.p ?? null, 'the revoked credential got its cached catalog').toBeNull();
+  });
+
+  // A credential leaves the list of those the PIM accepted once more than a thousand others have been accepted since
+  // its last use (a portal with a key or a token per user); its cached answers may still be fresh for hours.
+  it('gets no fresh answer from the HTTP cache once 1,100 other credentials were accepted before its 401', async () => {
+    const pim = revoked();
+    const { facade } = await servers.start(pim.handler, { ...settings, ...env, RESPONSE_CACHE_MAX_BYTES: '0' });
+    expect((await facade.post(q('U2'), {}, caller)).body.data.p.data[0].secret).toBe(SECRET);
+    let user = 0;
+    const others = async () => {
+      while (user < 1_100) {
+        const other: Record<string, string> =
+          caller['x-api-key'] === undefined
+            ? { authorization: `Bearer user-${user++}` }
+            : { 'x-api-key': `key-of-user-${user++}` };
+        await facade.post(q('C'), {}, other);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, others));
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, caller)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const after = (await facade.post(q('U2'), {}, caller)).body;
+    expect(after.data?.p ?? null, 'the revoked credential got its cached catalog').toBeNull();
+  });
+
+  // A slow search the PIM accepted before revoking the key comes back after another request of the key heard the 401.
+  it.each([
+    ['results cache off (HTTP cache and parsed answers)', { RESPONSE_CACHE_MAX_BYTES: '0' }],
+    ['results cache on', {}],
+  ])('%s: an answer accepted before the 401, back after it, is not served after it', async (_name, cache) => {
+    const pim = revocablePim(isRevoked, (req) => (req.url?.includes('SLOW') ? 600 : 0));
+    const { facade } = await servers.start(pim.handler, { ...settings, ...env, ...cache });
+    expect((await facade.post(q('U0'), {}, caller)).body.data.p.data[0].secret).toBe(SECRET);
+    const path = `/graphql?query=${encodeURIComponent(q('SLOW'))}`;
+    const slow = facade.get(path, caller);
+    await sleep(200);
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, caller)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect((await slow).body.data.p.data[0].secret).toBe(SECRET);
+    const after = await facade.get(path, caller);
+    expect(after.body.data?.p ?? null, 'the revoked credential got the answer cached after its 401').toBeNull();
   });
 });
 

@@ -23,4 +23,26 @@ describe('a revoked key, refused on one Authorization, asked with another at the
     const after = (await facade.post(q('U2'), {}, userA)).body;
     expect(after.data?.p ?? null, 'the revoked key got its last good copy').toBeNull();
   });
+
+  // Each instance remembers the last 10,000 revoked keys whose copies it held apart from the others, so made-up keys'
+  // 401s, which keep no copy, never push a real one out: a key that kept its copies under one user's Authorization is
+  // one of those whatever Authorization its 401 came on.
+  it('gets no last good copy from before the 401 after a flood of made-up keys', { timeout: 180_000 }, async () => {
+    const pim = revocablePim(
+      (req) => req.headers['x-api-key'] === KEY || /^made-up-/.test(`${req.headers['x-api-key']}`),
+    );
+    const { facade } = await servers.start(pim.handler, settings);
+    expect((await facade.post(q('U2'), {}, userA)).body.data.p.data[0].secret).toBe(SECRET);
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, userB)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    // Made-up keys, each refused once: 10,000 and a few more.
+    let sent = 0;
+    const one = async () => {
+      while (sent < 10_100) await facade.post(q('X'), {}, { 'x-api-key': `made-up-${sent++}` });
+    };
+    await Promise.all(Array.from({ length: 12 }, one));
+    pim.state = 'down';
+    const after = (await facade.post(q('U2'), {}, userA)).body;
+    expect(after.data?.p ?? null, 'the revoked key got its last good copy after the flood').toBeNull();
+  });
 });

@@ -108,6 +108,9 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   const unmarkedBounds = byteBounds(unmarkedMaxBytes(redisMaxBytes));
   const revoked = remembered<number>();
   const revokedElse = remembered<number>();
+  // Those that kept a copy here: a 401 heard on a call that held none (the same key, another Authorization beside it)
+  // is a keeper's all the same, and goes with the keepers'.
+  const keepers = remembered<true>();
   const fleetReads = remembered<Promise<number>>(FLEET_READ_MS);
   // When a read of the record last failed: for a second no other name of a family (a URL) waits on Redis (each URL's
   // first failed call would wait REDIS_TIMEOUT_MS on a silent Redis, until the connection's breaker opens). Not the
@@ -121,6 +124,7 @@ export function createRevocations(options: RevocationsOptions): Revocations {
   return {
     kept(partition, lastUse) {
       const now = Date.now();
+      keepers.set(partition, true);
       const mark = marked.get(partition);
       // Past the longest-lived copy kept here, by half a record's time, so that not every copy (each lives a little
       // longer than the last) writes it again; written again now and then too, and with the next copy when lost.
@@ -137,13 +141,14 @@ export function createRevocations(options: RevocationsOptions): Revocations {
     },
     refused(partition, holds, at) {
       const now = at === undefined ? Date.now() : Math.min(Math.round(at), Date.now());
-      const list = holds ? revoked : revokedElse;
+      const keeps = holds || keepers.has(partition);
+      const list = keeps ? revoked : revokedElse;
       list.set(partition, Math.max(now, list.get(partition) ?? 0));
       fleetReads.delete(partition);
       if (redis) {
         // At least as long as this instance's own mark says its copies live (Redis may have lost the mark).
         const lasts = Math.max(recordMs, (marked.get(partition)?.until ?? 0) - now);
-        const args = [markOf(partition), recordOf(partition), now, Math.round(lasts), holds ? 1 : 0] as const;
+        const args = [markOf(partition), recordOf(partition), now, Math.round(lasts), keeps ? 1 : 0] as const;
         // Two bounded steps: a reply that comes after its bound sends nothing more.
         void shared!
           .within(() => redis.recordRevocation(...args))
