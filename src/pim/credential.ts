@@ -93,7 +93,7 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
   // revoked key's out. Yet a key (or a token) that left its list of accepted ones may still hold cached answers, whose
   // max-age may be hours: its 401 is kept too, with the others'.
   const refusedAt = new LRUCache<string, number>({ max: MAX_DIGESTS });
-  const refusedElse = new LRUCache<string, number>({ max: MAX_DIGESTS });
+  const refusedElse = new LRUCache<string, number>({ max: MAX_REFUSED });
   // Where the PIM's word on a call's identity goes: the door's list for a caller's key, else the list beside it.
   const judged = (sent: CredentialHeaders): [LRUCache<string, true>, string] => {
     const share = partition(sent);
@@ -171,6 +171,8 @@ export function createCredentialKey(names: readonly string[]) {
 // alone, so the characters held are bounded too: at most 1 Mi a map (one byte each for the ASCII of real tokens),
 // and material over 16 Ki characters (an identity token is a few thousand) is never held.
 const MAX_DIGESTS = 1_024;
+// 401s of credentials not on the list of accepted ones, as the last good copies keep them: some 150 bytes each.
+const MAX_REFUSED = 10_000;
 const MAX_DIGEST_CHARS = 2 ** 20;
 const MAX_HELD_CHARS = 2 ** 14;
 
