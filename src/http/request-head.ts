@@ -65,10 +65,14 @@ export interface YogaPaths {
 }
 
 /** True for Yoga's endpoint (a trailing `/` too) and GraphiQL's files: Yoga would run GraphQL at any URL ending in it. */
-export const servedByYoga = (path: string, { graphql, assets }: YogaPaths) =>
-  path === graphql ||
-  (path.length === graphql.length + 1 && path.startsWith(graphql) && path.endsWith('/')) ||
-  (assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47);
+export const servedByYoga = (path: string, paths: YogaPaths) =>
+  path === paths.graphql ||
+  (path.length === paths.graphql.length + 1 && path.startsWith(paths.graphql) && path.endsWith('/')) ||
+  isAssetPath(path, paths);
+
+/** A path of GraphiQL's files, where GraphiQL is served. */
+export const isAssetPath = (path: string, { assets }: YogaPaths) =>
+  assets !== undefined && path.startsWith(assets) && path.charCodeAt(assets.length) === 47;
 
 // RFC 9110 §9.3.2: a HEAD is served as its GET, whose content node:http does not send (Yoga serves GET and POST only).
 // Logged as the HEAD it was.
@@ -156,6 +160,41 @@ export function spellMediaType(req: IncomingMessage): void {
   const media = at < 0 ? type : type.slice(0, at);
   const spelled = media.trim().toLowerCase();
   if (spelled !== media) req.headers['content-type'] = at < 0 ? spelled : spelled + type.slice(at);
+}
+
+// Yoga answers in the first type of `Accept` it can send (each range with its charset spelt `charset=utf-8`), and so
+// does GraphiQL's page: a weight (RFC 9110 §12.4.2: `q=0` is "not acceptable", the highest goes first) or a quoted
+// value (`charset="utf-8"`, the same as unquoted: §5.6.6) was not read. The header handed on lists the ranges by
+// weight, those of weight 0 left out, each parameter unquoted. Clients send one Accept over and over: the last is kept.
+let lastAccept = ['', ''];
+export function rankAccept(req: IncomingMessage): void {
+  const accept = req.headers.accept;
+  if (accept === undefined || !/q=|"/i.test(accept)) return;
+  if (lastAccept[0] !== accept) lastAccept = [accept, ranked(accept)];
+  if (lastAccept[1] === '') delete req.headers.accept;
+  else req.headers.accept = lastAccept[1];
+}
+
+function ranked(accept: string): string {
+  const ranges = accept.split(',').map((range, at) => {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim());
+    let weight = 1;
+    const kept = [type];
+    for (const param of params) {
+      const [name = '', ...rest] = param.split('=');
+      const quoted = rest.join('=').trim();
+      const value = /^".*"$/.test(quoted) ? quoted.slice(1, -1).replace(/\\(.)/g, '$1') : quoted;
+      if (name.trim().toLowerCase() !== 'q') kept.push(`${name.trim()}=${value}`);
+      else if (Number.isFinite(Number(value))) weight = Number(value);
+    }
+    return { text: type === '' ? '' : kept.join(';'), weight, at };
+  });
+  // Every range of weight 0: the header is disregarded (§12.5.1 lets a server do so), as if absent.
+  const served = ranges.filter(({ text, weight }) => text !== '' && weight > 0);
+  return served
+    .sort((a, b) => b.weight - a.weight || a.at - b.at)
+    .map(({ text }) => text)
+    .join(', ');
 }
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */

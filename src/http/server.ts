@@ -9,9 +9,11 @@ import {
   createCredentialCheck,
   createHostCheck,
   hostMissingOrTwice,
+  isAssetPath,
   isKnownHost,
   messages,
   oneHeaderMessage,
+  rankAccept,
   servedAsGet,
   servedByYoga,
   spellMediaType,
@@ -182,8 +184,9 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (absolute && (path === metricsPath || path === INVALIDATION_PATH)) {
         return void refuse(req, res, 404, notServed, true);
       }
-      // The probes and the metrics read; any other method on them is refused as on the GraphQL endpoint.
-      const read = path === '/health' || path === '/readiness' || path === metricsPath;
+      // The probes, the metrics and GraphiQL's files read; any other method on them is refused as on the endpoint.
+      const read =
+        path === '/health' || path === '/readiness' || path === metricsPath || (!!paths && isAssetPath(path, paths));
       if (read && req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('allow', 'GET, HEAD');
         return void refuse(req, res, 405, `${path} answers GET and HEAD`);
@@ -237,6 +240,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
   const passOn = (req: IncomingMessage, res: ServerResponse) => {
     continueIfExpected(req, res);
     spellMediaType(req);
+    rankAccept(req);
     return app.yoga(req, res);
   };
   server.keepAliveTimeout = keepAliveTimeoutMs;
