@@ -191,10 +191,11 @@ function ranked(accept: string): string {
   });
   // Every range of weight 0: the header is disregarded (§12.5.1 lets a server do so), as if absent.
   const served = ranges.filter(({ text, weight }) => text !== '' && weight > 0);
-  return served
-    .sort((a, b) => b.weight - a.weight || a.at - b.at)
-    .map(({ text }) => text)
-    .join(', ');
+  served.sort((a, b) => b.weight - a.weight || a.at - b.at);
+  // Yoga serves GraphiQL's page wherever text/html is listed: only where nothing weighs more.
+  const html = served.findIndex(({ text }) => /^text\/html(;|$)/i.test(text));
+  if (html > 0 && served[html]!.weight < served[0]!.weight) served.splice(html, 1);
+  return served.map(({ text }) => text).join(', ');
 }
 
 /** 411 or 413 when a request's body, whatever its method, is unknown in size or too big. */

@@ -184,10 +184,19 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (absolute && (path === metricsPath || path === INVALIDATION_PATH)) {
         return void refuse(req, res, 404, notServed, true);
       }
-      // The probes, the metrics and GraphiQL's files read; any other method on them is refused as on the endpoint.
-      const read =
-        path === '/health' || path === '/readiness' || path === metricsPath || (!!paths && isAssetPath(path, paths));
-      if (read && req.method !== 'GET' && req.method !== 'HEAD') {
+      // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
+      // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
+      // Only where CORS names its origin: without CORS_ORIGINS Yoga has no CORS step, and an OPTIONS goes through
+      // every plugin (the GraphiQL assets' sends its file whatever the method); an unlisted origin's is of no use.
+      const preflight =
+        req.method === 'OPTIONS' &&
+        req.headers['access-control-request-method'] !== undefined &&
+        'access-control-allow-origin' in (app.corsHeaders?.(req.headers.origin) ?? {});
+      // The probes, the metrics and GraphiQL's files read; any other method on them is refused as on the endpoint
+      // (but a CORS preflight of GraphiQL's files).
+      const asset = !!paths && isAssetPath(path, paths);
+      const read = path === '/health' || path === '/readiness' || path === metricsPath || asset;
+      if (read && req.method !== 'GET' && req.method !== 'HEAD' && !(asset && preflight)) {
         res.setHeader('allow', 'GET, HEAD');
         return void refuse(req, res, 405, `${path} answers GET and HEAD`);
       }
@@ -202,14 +211,7 @@ export function createServer(app: ServedApp, options: HttpOptions): FacadeServer
       if (paths && !servedByYoga(path, paths)) return void refuse(req, res, 404, notServed);
       // Yoga refused HEAD with 405. The response was made for a HEAD: node:http sends the head Yoga writes, no body.
       if (req.method === 'HEAD') servedAsGet(req);
-      // A CORS preflight is answered by Yoga's CORS before any work: refused, a browser shows a network error in
-      // place of the readable refusal (503, Retry-After) its request would then get, so none is refused for load.
-      // Only where CORS names its origin: without CORS_ORIGINS Yoga has no CORS step, and an OPTIONS goes through
-      // every plugin (the GraphiQL assets' sends its file whatever the method); an unlisted origin's is of no use.
-      const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
-      if (preflight && 'access-control-allow-origin' in (app.corsHeaders?.(req.headers.origin) ?? {})) {
-        return void passOn(req, res);
-      }
+      if (preflight) return void passOn(req, res);
       // Two values of a credential header leave who is asking to whoever reads them.
       const twice = twoCredentials(req);
       if (twice !== undefined) return void refuse(req, res, 400, oneHeaderMessage(twice), true);

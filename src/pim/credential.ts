@@ -110,7 +110,10 @@ export function createUpstreamCredentials({ forwardHeaders, apiKey }: UpstreamCr
     identity: (sent) => judged(sent)[1],
     accepted(sent) {
       const [list, who] = judged(sent);
-      if (who !== serverShare) list.set(who, true);
+      if (who === serverShare) return;
+      list.set(who, true);
+      // Refused while the PIM was still taking it on (a key being provisioned): what it gets now is cached anew.
+      if (refusedElse.size > 0) refusedElse.delete(who);
     },
     refused(sent) {
       const [list, who] = judged(sent);

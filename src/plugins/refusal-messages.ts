@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { notServedMessage, refusalBody, refusalCode } from '../errors.ts';
 import { streams } from './limits.ts';
@@ -105,9 +105,9 @@ export function useRefusalMessages(): Plugin {
       if (!streams(args.document, args.operationName, args.variableValues)) return;
       setResultAndStopExecution({ errors: [streamNotAccepted()] });
     },
-    onResponse({ request, response, setResponse, fetchAPI }) {
+    onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
       if (!isRewritten(response)) return;
-      const message = messageFor(response, request, endpoint);
+      const message = messageFor(response, request, endpoint, sentAccept(serverContext, request));
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
@@ -140,7 +140,21 @@ export const rewrittenCode = (response: Response): string | undefined =>
 export const refusedCode = (response: Response, withErrors: boolean): string | undefined =>
   rewrittenCode(response) ?? (!withErrors && response.status >= 400 ? refusalCode(response.status) : undefined);
 
-function messageFor(response: Response, { method, headers: request }: Request, endpoint: string): string {
+// The Accept as the client sent it: the server ranks it by weight before Yoga reads it (http/request-head.ts), and a
+// refusal names what was sent. node:http keeps the head as it came.
+function sentAccept(serverContext: unknown, request: Request): string | null {
+  const raw = (serverContext as { req?: IncomingMessage } | undefined)?.req?.rawHeaders;
+  const sent: string[] = [];
+  for (let at = 0; raw && at < raw.length; at += 2) if (raw[at]!.toLowerCase() === 'accept') sent.push(raw[at + 1]!);
+  return sent.length > 0 ? sent.join(', ') : request.headers.get('accept');
+}
+
+function messageFor(
+  response: Response,
+  { method, headers: request }: Request,
+  endpoint: string,
+  accept: string | null,
+): string {
   switch (response.status) {
     case 404:
       return notServedMessage(endpoint);
@@ -153,7 +167,7 @@ function messageFor(response: Response, { method, headers: request }: Request, e
     case 406: {
       // Yoga lists the types it could have answered with in `accept`, each with its charset.
       const served = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim());
-      return `No answer can be sent as ${echo(request.get('accept'))}; accept ${served.filter(Boolean).join(' or ')}`;
+      return `No answer can be sent as ${echo(accept)}; accept ${served.filter(Boolean).join(' or ')}`;
     }
     case 415: {
       const type = request.get('content-type')?.split(';')[0]!.trim();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useFacade } from '../helpers/facade.ts';
+import { closedAfterEach, useFacade } from '../helpers/facade.ts';
 
 // GraphQL over HTTP conformance of Accept negotiation, and the methods the GraphiQL assets answer.
 // GraphQL over HTTP (spec/GraphQLOverHTTP.md, "Body"): "If an Accept header is provided, the server MUST respect the
@@ -51,6 +51,22 @@ describe('Accept q-values choose the response media type', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(JSON.parse(text)).toEqual({ data: { __typename: 'Query' } });
   });
+
+  it('GraphiQL is not served to a GET that weighs text/html below JSON', async () => {
+    const query = encodeURIComponent('{ __typename }');
+    const response = await fetch(`${fixture.facade.url}?query=${query}`, {
+      headers: { accept: 'application/json, text/html;q=0.1' },
+    });
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.text()).toBe('{"data":{"__typename":"Query"}}');
+  });
+
+  it('a 406 names the Accept as the client sent it, not as ranked', async () => {
+    const response = await post('text/plain;q=0.5, text/csv', '{ __typename }');
+    const body = await response.json();
+    expect(response.status).toBe(406);
+    expect(body.errors[0].message).toContain('text/plain;q=0.5, text/csv');
+  });
 });
 
 // RFC 9110 §5.6.6: "A parameter value that matches the token production can be transmitted either as a token or within
@@ -75,5 +91,32 @@ describe('the GraphiQL assets (served where introspection is on, the default out
     expect(answer.status).toBe(405);
     expect(answer.headers.get('allow')).toMatch(/GET/);
     expect(answer.body?.errors?.[0]?.extensions?.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('a plain OPTIONS of an asset is refused with 405, not answered with the file', async () => {
+    const answer = await fixture.facade.request('/graphiql-assets/graphiql.css', { method: 'OPTIONS' });
+    expect([answer.status, answer.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+});
+
+describe("the GraphiQL assets' CORS preflight", () => {
+  const { start } = closedAfterEach();
+  const origin = 'https://app.example';
+  const preflight = (from: string) => ({
+    method: 'OPTIONS',
+    headers: { origin: from, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' },
+  });
+
+  it('from a listed origin is answered by CORS', async () => {
+    const { facade } = await start(() => undefined, { CORS_ORIGINS: origin });
+    const answer = await facade.request('/graphiql-assets/graphiql.css', preflight(origin));
+    expect(answer.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(answer.status).toBeLessThan(300);
+  });
+
+  it('from an unlisted origin is refused, not answered with the file', async () => {
+    const { facade } = await start(() => undefined, { CORS_ORIGINS: origin });
+    const answer = await facade.request('/graphiql-assets/graphiql.css', preflight('https://elsewhere.example'));
+    expect([answer.status, answer.headers.get('access-control-allow-origin')]).toEqual([405, null]);
   });
 });

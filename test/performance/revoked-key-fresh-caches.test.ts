@@ -96,6 +96,19 @@ describe.each(credentials)('$name the PIM revoked', ({ caller, env }) => {
 describe("a caller's token revoked beside the server's key", () => {
   const servers = closedAfterEach();
 
+  // Every 401 but the server key's is remembered: a key the PIM refused while it was still being provisioned, then
+  // accepted, must have what it reads since cached as any other key's.
+  it('leaves a key refused while provisioned, then accepted, what is cached since', async () => {
+    const pim = revocablePim((req) => req.headers['x-api-key'] === 'key-being-provisioned');
+    const { facade, upstream } = await servers.start(pim.handler, { ...settings, RESPONSE_CACHE_MAX_BYTES: '0' });
+    const key = { 'x-api-key': 'key-being-provisioned' };
+    pim.state = 'revoked';
+    expect((await facade.post(q('U1'), {}, key)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    pim.state = 'ok';
+    for (let i = 0; i < 2; i++) expect((await facade.post(q('U2'), {}, key)).body.data.p.data[0].secret).toBe(SECRET);
+    expect(upstream.requests.filter((r) => r.url.includes('U2'))).toHaveLength(1);
+  });
+
   it('leaves keyless callers their cached answers: its 401 is no word on the server key', async () => {
     const pim = revocablePim((req) => req.headers.authorization === TOKEN);
     const { facade, upstream } = await servers.start(pim.handler, { ...settings, PIM_API_KEY: 'server-key-123456' });
