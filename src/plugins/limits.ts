@@ -106,16 +106,16 @@ const repeatsDropped: typeof schemaNamesHidden = ({ valid, result, setResult }) 
   if (!valid) setResult(withoutRepeats(result.map(clipped)));
 };
 
-/**
- * graphql-js quotes the client's names and values in its refusals, the operation's name in each unused or undefined
- * variable's: one name of 60 KB (one token) beside 95 unused variables made a 5.7 MB answer to a 61 KB request. Each
- * quoted text is cut to 100 characters, the message to 1,000.
- */
 // The first `length` UTF-16 units of `text`, one fewer where they would end inside a pair (half an emoji).
 const cut = (text: string, length: number) => {
   const code = text.charCodeAt(length - 1);
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
 };
+/**
+ * graphql-js quotes the client's names and values in its refusals, the operation's name in each unused or undefined
+ * variable's: one name of 60 KB (one token) beside 95 unused variables made a 5.7 MB answer to a 61 KB request. Each
+ * quoted text is cut to 100 characters, the message to 1,000.
+ */
 const clipped = <E extends Error>(error: E): E => {
   if (error.message.length <= 200 || !(error instanceof GraphQLError)) return error;
   const message = error.message.replace(/"((?:[^"\\]|\\.)*)"/g, (quoted: string, text: string) =>

@@ -107,7 +107,7 @@ export function useRefusalMessages(): Plugin {
     },
     onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
       if (!isRewritten(response)) return;
-      const message = messageFor(response, request, endpoint, sentAccept(serverContext, request));
+      const message = messageFor(response, request, endpoint, serverContext);
       // The headers other plugins set (request id, CORS, Yoga's `accept` list on a 406) stay.
       const headers = new fetchAPI.Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
@@ -149,12 +149,8 @@ function sentAccept(serverContext: unknown, request: Request): string | null {
   return sent.length > 0 ? sent.join(', ') : request.headers.get('accept');
 }
 
-function messageFor(
-  response: Response,
-  { method, headers: request }: Request,
-  endpoint: string,
-  accept: string | null,
-): string {
+function messageFor(response: Response, request: Request, endpoint: string, serverContext: unknown): string {
+  const { method, headers } = request;
   switch (response.status) {
     case 404:
       return notServedMessage(endpoint);
@@ -167,10 +163,11 @@ function messageFor(
     case 406: {
       // Yoga lists the types it could have answered with in `accept`, each with its charset.
       const served = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim());
+      const accept = sentAccept(serverContext, request);
       return `No answer can be sent as ${echo(accept)}; accept ${served.filter(Boolean).join(' or ')}`;
     }
     case 415: {
-      const type = request.get('content-type')?.split(';')[0]!.trim();
+      const type = headers.get('content-type')?.split(';')[0]!.trim();
       return `POST ${type ? `with content type ${echo(type)}` : 'without a content type'} is not accepted; send application/json`;
     }
     default:
